@@ -1,0 +1,26 @@
+# Structured procedural knowledge extraction from cooking videos (Xu et al., 2020), as a workflow.
+# Stages live in rules/*.smk; all logic in the cookproc library (workflow/cookproc).
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+include: "rules/common.smk"
+include: "rules/data.smk"
+include: "rules/systems.smk"
+include: "rules/srl.smk"
+include: "rules/kiddon.smk"
+include: "rules/video.smk"
+include: "rules/keyclips.smk"
+include: "rules/evaluate.smk"
+
+
+rule all:
+    input:
+        "results/table2.csv",
+        "results/table4.csv",
+        "results/table5.csv",
+    default_target: True

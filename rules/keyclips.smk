@@ -1,0 +1,1 @@
+# Stage rules: keyclips (see CONTRIBUTING.md).

@@ -1,0 +1,1 @@
+# Stage rules: kiddon (see CONTRIBUTING.md).

@@ -1,0 +1,1 @@
+# Stage rules: srl (see CONTRIBUTING.md).

@@ -1,0 +1,1 @@
+# Stage rules: video (see CONTRIBUTING.md).

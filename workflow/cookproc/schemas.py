@@ -1,0 +1,199 @@
+"""Parquet table schemas shared by every stage, and the one writer that enforces them.
+
+Every intermediate of the workflow is a Parquet file with an explicit schema: a reader never
+guesses a type, and a writer validates before it writes. Writes are atomic (temporary file, then
+rename) and deterministic (rows sorted by key, no pandas index, fixed writer options), so the same
+inputs give byte-identical files whatever PYTHONHASHSEED is.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+STRING_LIST = pa.list_(pa.string())
+
+#: Roles of the gold argument columns, in the order upstream concatenates them.
+GOLD_ARG_ROLES = ("objects", "locations", "times", "temperatures", "others")
+
+#: One row per transcript sentence (= clip) of the benchmark.
+CLIPS = pa.schema(
+    [
+        pa.field("video_id", pa.string(), nullable=False),
+        pa.field("recipe", pa.string(), nullable=False),
+        pa.field("clip_idx", pa.int32(), nullable=False),
+        pa.field("start_s", pa.float64(), nullable=False),
+        # Next clip's start; for the last clip the video's end when known (else null).
+        pa.field("end_s", pa.float64(), nullable=True),
+        pa.field("sentence", pa.string(), nullable=False),
+        pa.field("is_key", pa.bool_(), nullable=False),
+        pa.field("gold_verbs", STRING_LIST, nullable=False),
+        pa.field("gold_args", STRING_LIST, nullable=False),
+        *[pa.field(f"gold_{role}", STRING_LIST, nullable=False) for role in GOLD_ARG_ROLES],
+        pa.field("key_steps", pa.string(), nullable=False),
+        # 1-based line of the source CSV record, so any later error can point back at it.
+        pa.field("source_line", pa.int32(), nullable=False),
+    ]
+)
+
+#: Key-clip predictions of one system: one row per clip, for every system alike.
+KEYCLIPS = pa.schema(
+    [
+        pa.field("system", pa.string(), nullable=False),
+        pa.field("video_id", pa.string(), nullable=False),
+        pa.field("clip_idx", pa.int32(), nullable=False),
+        pa.field("is_key", pa.bool_(), nullable=False),
+        # Model probability/score when the system has one (null for rule-based systems).
+        pa.field("score", pa.float64(), nullable=True),
+        # Cross-validation fold that scored this clip (null when not cross-validated).
+        pa.field("fold", pa.int32(), nullable=True),
+    ]
+)
+
+#: Tuple predictions of one system: the verbs and arguments it extracts from each clip. Lists keep
+#: the system's order and duplicates; the scorer treats them as sets, as upstream does.
+TUPLES = pa.schema(
+    [
+        pa.field("system", pa.string(), nullable=False),
+        pa.field("video_id", pa.string(), nullable=False),
+        pa.field("clip_idx", pa.int32(), nullable=False),
+        pa.field("verbs", STRING_LIST, nullable=False),
+        pa.field("args", STRING_LIST, nullable=False),
+    ]
+)
+
+#: Action-recognition predictions per 5-second video segment (TSM or an imported source).
+#: ``rank`` 1 is the top-1 verb and top-1 noun, 2 the second of each, and so on.
+TSM_SEGMENTS = pa.schema(
+    [
+        pa.field("video_id", pa.string(), nullable=False),
+        pa.field("segment_idx", pa.int32(), nullable=False),  # 1-based, in time order
+        pa.field("start_s", pa.float64(), nullable=False),
+        pa.field("end_s", pa.float64(), nullable=False),
+        pa.field("rank", pa.int32(), nullable=False),
+        pa.field("verb_class", pa.int32(), nullable=False),
+        pa.field("verb_key", pa.string(), nullable=False),
+        pa.field("verb_score", pa.float64(), nullable=True),  # softmax prob; null when imported
+        pa.field("noun_class", pa.int32(), nullable=False),
+        pa.field("noun_key", pa.string(), nullable=False),
+        pa.field("noun_score", pa.float64(), nullable=True),
+    ]
+)
+
+#: TSM segments assigned to the clips they overlap (a segment may belong to several clips).
+ALIGNED_SEGMENTS = pa.schema(
+    [TSM_SEGMENTS.field("video_id"), pa.field("clip_idx", pa.int32(), nullable=False)]
+    + [f for f in TSM_SEGMENTS if f.name != "video_id"]
+)
+
+#: Key-clip scores (Table 4), tidy.
+TABLE4 = pa.schema(
+    [
+        pa.field("system", pa.string(), nullable=False),
+        pa.field("n_clips", pa.int64(), nullable=False),
+        pa.field("accuracy", pa.float64(), nullable=False),
+        pa.field("precision", pa.float64(), nullable=False),
+        pa.field("recall", pa.float64(), nullable=False),
+        pa.field("f1", pa.float64(), nullable=False),
+    ]
+)
+
+#: Tuple scores (Table 5), tidy: one row per system x key-clip source x counting x field x mode.
+TABLE5 = pa.schema(
+    [
+        pa.field("system", pa.string(), nullable=False),
+        pa.field("keyclips", pa.string(), nullable=False),
+        pa.field("counting", pa.string(), nullable=False),
+        pa.field("field", pa.string(), nullable=False),
+        pa.field("mode", pa.string(), nullable=False),
+        pa.field("n_clips", pa.int64(), nullable=False),
+        pa.field("precision", pa.float64(), nullable=False),
+        pa.field("recall", pa.float64(), nullable=False),
+        pa.field("f1", pa.float64(), nullable=False),
+    ]
+)
+
+CLIP_KEY = ("video_id", "clip_idx")
+
+
+class SchemaError(ValueError):
+    """A table does not match the schema it claims."""
+
+
+def to_table(rows: Sequence[Mapping] | Iterable[Mapping], schema: pa.Schema, *, what: str) -> pa.Table:
+    """Build a table from row dicts, refusing missing or extra columns and wrong types."""
+    rows = list(rows)
+    names = set(schema.names)
+    for i, row in enumerate(rows):
+        keys = set(row)
+        if keys != names:
+            missing, extra = sorted(names - keys), sorted(keys - names)
+            raise SchemaError(f"{what}: row {i} has missing columns {missing} / unexpected columns {extra}")
+    try:
+        return pa.Table.from_pylist(rows, schema=schema)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise SchemaError(f"{what}: {exc}") from exc
+
+
+def conform(table: pa.Table, schema: pa.Schema, *, what: str) -> pa.Table:
+    """Check that ``table`` has exactly the columns of ``schema`` and cast it to it."""
+    if set(table.column_names) != set(schema.names):
+        missing = sorted(set(schema.names) - set(table.column_names))
+        extra = sorted(set(table.column_names) - set(schema.names))
+        raise SchemaError(f"{what}: missing columns {missing} / unexpected columns {extra}")
+    table = table.select(schema.names)
+    try:
+        table = table.cast(schema)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+        raise SchemaError(f"{what}: {exc}") from exc
+    for field in schema:
+        if not field.nullable and table.column(field.name).null_count:
+            raise SchemaError(f"{what}: column {field.name!r} has {table.column(field.name).null_count} nulls")
+    return table
+
+
+def sort_by_key(table: pa.Table, keys: Sequence[str]) -> pa.Table:
+    return table.sort_by([(k, "ascending") for k in keys])
+
+
+def write_parquet(table: pa.Table, path: str | os.PathLike, schema: pa.Schema, *,
+                  sort_keys: Sequence[str] | None = None) -> None:
+    """Validate ``table`` against ``schema`` and write it atomically and deterministically."""
+    path = Path(path)
+    table = conform(table, schema, what=str(path))
+    if sort_keys:
+        table = sort_by_key(table, sort_keys)
+    table = table.replace_schema_metadata(None)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp, compression="zstd", write_statistics=True,
+                       use_dictionary=True, store_schema=True)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_parquet(path: str | os.PathLike, schema: pa.Schema) -> pa.Table:
+    """Read a Parquet file and check it against ``schema`` (naming the file on mismatch)."""
+    return conform(pq.read_table(path), schema, what=str(path))
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write a text file through a temporary file and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
