@@ -64,3 +64,11 @@ def keyclip_systems():
 def tuple_systems():
     """Tuple systems of Table 5: configured ones, then user ones."""
     return list(config["tables"]["tuple_systems"]) + [f"user-{n}" for n in user_systems("tuples")]
+
+
+def user_keyclips_file(wildcards):
+    return user_system_file("keyclips", wildcards.user)
+
+
+def user_tuples_file(wildcards):
+    return user_system_file("tuples", wildcards.user)

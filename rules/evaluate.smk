@@ -1,0 +1,41 @@
+# Scoring: Table 4 (key clips) and Table 5 (tuples), tidy and laid out like the paper.
+
+
+rule table4:
+    input:
+        clips="results/dataset/clips.parquet",
+        systems=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),
+        lib=lib("tables", "metrics", "schemas", "logs"),
+    output:
+        tidy="results/table4.csv",
+        wide="results/table4_wide.csv",
+        markdown="results/table4.md",
+    params:
+        systems=keyclip_systems(),
+    log:
+        "logs/evaluate/table4.log",
+    script:
+        "../workflow/scripts/table4.py"
+
+
+rule table5:
+    input:
+        clips="results/dataset/clips.parquet",
+        tuples=expand("results/tuples/{system}.parquet", system=tuple_systems()),
+        keyclips=expand("results/keyclips/{system}.parquet", system=config["tables"]["predicted_keyclips"]),
+        lib=lib("tables", "metrics", "schemas", "logs"),
+    output:
+        tidy="results/table5.csv",
+        wide="results/table5_wide.csv",
+        markdown="results/table5.md",
+    params:
+        systems=tuple_systems(),
+        predicted_keyclips=config["tables"]["predicted_keyclips"],
+        masked=config["tables"]["masked"],
+    threads: 1
+    log:
+        "logs/evaluate/table5.log",
+    benchmark:
+        "benchmarks/evaluate/table5.tsv"
+    script:
+        "../workflow/scripts/table5.py"

@@ -1,0 +1,58 @@
+# Systems as data: upstream predictions and user-supplied systems imported into the common schemas.
+
+
+rule import_upstream_neural:
+    input:
+        tsv=upstream("youcook2/reviewed_0812.attach_key_sent_selection.tsv"),
+        clips="results/dataset/clips.parquet",
+        lib=lib("systems", "dataset", "schemas", "errors", "logs"),
+    output:
+        "results/keyclips/upstream-neural.parquet",
+    log:
+        "logs/systems/import_upstream_neural.log",
+    script:
+        "../workflow/scripts/import_upstream_neural.py"
+
+
+rule import_upstream_srl:
+    input:
+        json=upstream("youcook2/srl_pred.json"),
+        clips="results/dataset/clips.parquet",
+        lib=lib("systems", "dataset", "schemas", "errors", "logs"),
+    output:
+        keyclips="results/keyclips/upstream-srl-heur.parquet",
+        tuples="results/tuples/upstream-srl-heur.parquet",
+    log:
+        "logs/systems/import_upstream_srl.log",
+    script:
+        "../workflow/scripts/import_upstream_srl.py"
+
+
+rule import_user_keyclips:
+    input:
+        system=user_keyclips_file,
+        clips="results/dataset/clips.parquet",
+        lib=lib("systems", "schemas", "errors", "logs"),
+    output:
+        "results/keyclips/user-{user}.parquet",
+    params:
+        kind="keyclips",
+    log:
+        "logs/systems/import_user_keyclips/{user}.log",
+    script:
+        "../workflow/scripts/import_user_system.py"
+
+
+rule import_user_tuples:
+    input:
+        system=user_tuples_file,
+        clips="results/dataset/clips.parquet",
+        lib=lib("systems", "schemas", "errors", "logs"),
+    output:
+        "results/tuples/user-{user}.parquet",
+    params:
+        kind="tuples",
+    log:
+        "logs/systems/import_user_tuples/{user}.log",
+    script:
+        "../workflow/scripts/import_user_system.py"

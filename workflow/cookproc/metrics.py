@@ -1,0 +1,201 @@
+"""The paper's scoring protocol (SPEC.md §3), to the letter, and fast.
+
+Key clips: binary accuracy / precision / recall / F1 over all clips (positive class = key).
+
+Tuples, per field (verbs, arguments) and matching mode, macro-averaged over the *counted* clips:
+for each counted clip P_c = TP_c/|pred set| (0 if empty), R_c = TP_c/|gold set| (0 if empty);
+P = mean P_c, R = mean R_c, F1 = 2PR/(P+R). Exact: TP = |gold ∩ pred|. Fuzzy / partial fuzzy:
+TP = (maximum-weight one-to-one assignment of an integer similarity 0..100)/100.
+
+The similarities equal fuzzywuzzy 0.18's ``fuzz.ratio`` / ``fuzz.partial_ratio`` on its pure-Python
+difflib backend (the backend that reproduces the paper; python-Levenshtein and rapidfuzz shift
+partial scores). They are computed here directly on ``difflib.SequenceMatcher`` with the same
+decorator semantics (equal strings → 100, an empty string → 0, Python's round-half-even), cached
+per pair, and the assignment is solved by SciPy's C implementation of the Hungarian problem. Any
+exact solver gives the same optimal total, which is all that is scored.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Iterable, Sequence
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+MODES = ("exact", "fuzzy", "partial")
+FIELDS = ("verbs", "arguments")
+COUNTINGS = ("oracle", "predicted", "predicted-masked")
+
+
+def _intr(value: float) -> int:
+    # fuzzywuzzy.utils.intr: int(round(n)), i.e. round-half-even on the float.
+    return int(round(value))
+
+
+def fuzz_ratio(a: str, b: str) -> int:
+    """fuzzywuzzy 0.18 ``fuzz.ratio`` with the difflib backend."""
+    if a == b:
+        return 100
+    if not a or not b:
+        return 0
+    return _intr(100 * SequenceMatcher(None, a, b).ratio())
+
+
+def fuzz_partial_ratio(a: str, b: str) -> int:
+    """fuzzywuzzy 0.18 ``fuzz.partial_ratio`` with the difflib backend."""
+    if a == b:
+        return 100
+    if not a or not b:
+        return 0
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    # Each matching block anchors a window of the longer string as long as the shorter one; the
+    # best window's ratio is the score (fuzzywuzzy's heuristic, including its early exit).
+    best = 0.0
+    for block in SequenceMatcher(None, shorter, longer).get_matching_blocks():
+        long_start = max(block[1] - block[0], 0)
+        window = longer[long_start:long_start + len(shorter)]
+        ratio = SequenceMatcher(None, shorter, window).ratio()
+        if ratio > 0.995:
+            return 100
+        best = max(best, ratio)
+    return _intr(100 * best)
+
+
+SIMILARITIES = {"fuzzy": fuzz_ratio, "partial": fuzz_partial_ratio}
+
+
+class SimilarityCache:
+    """Pairwise similarities memoised per mode: the same (gold, pred) pairs recur across clips,
+    key-clip sources and systems, and difflib is the cost of scoring."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, dict[tuple[str, str], int]] = {mode: {} for mode in SIMILARITIES}
+
+    def matrix(self, mode: str, gold: Sequence[str], pred: Sequence[str]) -> np.ndarray:
+        cache, function = self._cache[mode], SIMILARITIES[mode]
+        out = np.empty((len(gold), len(pred)), dtype=np.int64)
+        for i, g in enumerate(gold):
+            for j, p in enumerate(pred):
+                key = (g, p)
+                value = cache.get(key)
+                if value is None:
+                    value = cache[key] = function(g, p)
+                out[i, j] = value
+        return out
+
+    def __len__(self) -> int:
+        return sum(len(c) for c in self._cache.values())
+
+
+def true_positives(gold: frozenset[str], pred: frozenset[str], mode: str,
+                   cache: SimilarityCache | None = None) -> float:
+    """TP of one clip: exact intersection size, or the optimal assignment's total similarity / 100."""
+    if mode == "exact":
+        return float(len(gold & pred))
+    if not gold or not pred:
+        return 0.0
+    # Sorted so the profit matrix (and so any tie among optimal assignments) is reproducible.
+    profit = (cache or SimilarityCache()).matrix(mode, sorted(gold), sorted(pred))
+    rows, cols = linear_sum_assignment(profit, maximize=True)
+    return int(profit[rows, cols].sum()) / 100
+
+
+@dataclass(frozen=True)
+class PRF:
+    precision: float
+    recall: float
+    f1: float
+    n_clips: int
+
+    def as_percent(self) -> "PRF":
+        return PRF(self.precision * 100, self.recall * 100, self.f1 * 100, self.n_clips)
+
+
+def f1_of(precision: float, recall: float) -> float:
+    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+
+
+def score_clips(gold_sets: Sequence[frozenset[str]], pred_sets: Sequence[frozenset[str]],
+                counted: Iterable[bool], mode: str, cache: SimilarityCache | None = None) -> PRF:
+    """Macro-averaged P/R/F1 over the counted clips (fractions, not percent)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown matching mode {mode!r}; expected one of {MODES}")
+    if len(gold_sets) != len(pred_sets):
+        raise ValueError(f"{len(gold_sets)} gold clips but {len(pred_sets)} predicted clips")
+    cache = cache or SimilarityCache()
+    precision_sum = recall_sum = 0.0
+    total = 0
+    for gold, pred, count in zip(gold_sets, pred_sets, counted, strict=True):
+        if not count:
+            continue
+        total += 1
+        tp = true_positives(gold, pred, mode, cache)
+        precision_sum += tp / len(pred) if pred else 0.0
+        recall_sum += tp / len(gold) if gold else 0.0
+    if total == 0:
+        return PRF(0.0, 0.0, 0.0, 0)
+    precision, recall = precision_sum / total, recall_sum / total
+    return PRF(precision, recall, f1_of(precision, recall), total)
+
+
+def counted_clips(gold_sets: Sequence[frozenset[str]], predicted_key: Sequence[bool] | None) -> np.ndarray:
+    """Oracle (``predicted_key`` None): clips with gold items. Predicted: gold items OR predicted key."""
+    has_gold = np.fromiter((bool(g) for g in gold_sets), dtype=bool, count=len(gold_sets))
+    if predicted_key is None:
+        return has_gold
+    return has_gold | np.asarray(predicted_key, dtype=bool)
+
+
+def mask_predictions(pred_sets: Sequence[frozenset[str]], predicted_key: Sequence[bool]) -> list[frozenset[str]]:
+    """The stricter variant: a clip predicted non-key predicts nothing."""
+    return [p if k else frozenset() for p, k in zip(pred_sets, predicted_key, strict=True)]
+
+
+@dataclass(frozen=True)
+class KeyClipScore:
+    accuracy: float
+    precision: float
+    recall: float
+    f1: float
+    n_clips: int
+
+
+def score_keyclips(gold: Sequence[bool], pred: Sequence[bool]) -> KeyClipScore:
+    """Binary accuracy/precision/recall/F1 (as scikit-learn computes them; 0 where undefined)."""
+    gold = np.asarray(gold, dtype=bool)
+    pred = np.asarray(pred, dtype=bool)
+    if gold.shape != pred.shape:
+        raise ValueError(f"{gold.size} gold flags but {pred.size} predictions")
+    tp = int(np.sum(gold & pred))
+    fp = int(np.sum(~gold & pred))
+    fn = int(np.sum(gold & ~pred))
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    accuracy = float(np.mean(gold == pred)) if gold.size else 0.0
+    return KeyClipScore(accuracy, precision, recall, f1_of(precision, recall), int(gold.size))
+
+
+def score_table5_cells(gold: dict[str, Sequence[frozenset[str]]], pred: dict[str, Sequence[frozenset[str]]],
+                       predicted_key: Sequence[bool] | None, *, masked: bool = False,
+                       cache: SimilarityCache | None = None) -> list[dict]:
+    """The 2 fields × 3 modes of one Table 5 block, as rows of fractions.
+
+    ``gold`` and ``pred`` map field → per-clip sets (same clip order). ``predicted_key`` None gives
+    the oracle block; otherwise the predicted-key-clips block, with predictions emptied on clips
+    predicted non-key when ``masked``.
+    """
+    cache = cache or SimilarityCache()
+    rows = []
+    for field in FIELDS:
+        pred_sets = pred[field]
+        if masked:
+            if predicted_key is None:
+                raise ValueError("the masked variant needs predicted key clips")
+            pred_sets = mask_predictions(pred_sets, predicted_key)
+        counted = counted_clips(gold[field], predicted_key)
+        for mode in MODES:
+            score = score_clips(gold[field], pred_sets, counted, mode, cache)
+            rows.append({"field": field, "mode": mode, "n_clips": score.n_clips,
+                         "precision": score.precision, "recall": score.recall, "f1": score.f1})
+    return rows

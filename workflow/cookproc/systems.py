@@ -1,0 +1,200 @@
+"""Systems as data: importers that turn upstream files and user files into key-clip and tuple tables.
+
+Every system, ours, upstream's or a user's, is one :data:`~cookproc.schemas.KEYCLIPS` table and/or
+one :data:`~cookproc.schemas.TUPLES` table with exactly one row per benchmark clip.
+
+User format (Parquet or JSONL, one record per clip, every benchmark clip exactly once):
+- key clips: ``video_id`` (str), ``clip_idx`` (int), ``is_key`` (bool or 0/1), optional ``score`` (float);
+- tuples: ``video_id``, ``clip_idx``, ``verbs`` (list of str), ``args`` (list of str).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Iterable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .dataset import video_id_from_url
+from .errors import InputError
+from .schemas import KEYCLIPS, TUPLES, to_table
+
+
+def clip_keys(clips: pa.Table) -> list[tuple[str, int]]:
+    return list(zip(clips.column("video_id").to_pylist(), clips.column("clip_idx").to_pylist()))
+
+
+def clips_by_video(clips: pa.Table) -> dict[str, list[int]]:
+    """video id → its clip indices in order."""
+    out: dict[str, list[int]] = {}
+    for video_id, clip_idx in clip_keys(clips):
+        out.setdefault(video_id, []).append(clip_idx)
+    for indices in out.values():
+        indices.sort()
+    return out
+
+
+def _per_video_lists(path: Path, per_video: dict[str, list], clips: pa.Table, what: str) -> Iterable[tuple[str, int, object]]:
+    """Pair per-video lists (in clip order) with the benchmark clips, checking videos and lengths."""
+    expected = clips_by_video(clips)
+    missing = sorted(set(expected) - set(per_video))
+    extra = sorted(set(per_video) - set(expected))
+    if missing or extra:
+        raise InputError(path, f"{what}: videos missing {missing[:5]} ({len(missing)}) / unknown {extra[:5]} ({len(extra)})")
+    for video_id in sorted(expected):
+        values, indices = per_video[video_id], expected[video_id]
+        if len(values) != len(indices):
+            raise InputError(path, f"{what}: video {video_id} has {len(values)} clips, the benchmark {len(indices)}")
+        for clip_idx, value in zip(indices, values):
+            yield video_id, clip_idx, value
+
+
+def import_upstream_keyclips(path: str | Path, clips: pa.Table, system: str = "upstream-neural") -> pa.Table:
+    """The paper's neural key-clip predictions: ``key_sentence_prediction`` of the attached TSV, by file order."""
+    path = Path(path)
+    per_video: dict[str, list[bool]] = {}
+    with open(path, encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle, delimiter="\t")
+        for column in ("VideoUrl", "key_sentence_prediction"):
+            if column not in (reader.fieldnames or []):
+                raise InputError(path, f"missing column {column!r}", line=1)
+        for row in reader:
+            line = reader.line_num
+            try:
+                video_id = video_id_from_url(row["VideoUrl"])
+            except ValueError as exc:
+                raise InputError(path, str(exc), line=line, column="VideoUrl") from None
+            flag = (row["key_sentence_prediction"] or "").strip()
+            if flag not in ("0", "1"):
+                raise InputError(path, f"expected 0 or 1, got {flag!r}", line=line, column="key_sentence_prediction")
+            per_video.setdefault(video_id, []).append(flag == "1")
+    rows = [{"system": system, "video_id": v, "clip_idx": c, "is_key": k, "score": None, "fold": None}
+            for v, c, k in _per_video_lists(path, per_video, clips, "key_sentence_prediction")]
+    return to_table(rows, KEYCLIPS, what=str(path))
+
+
+def _string_list(path: Path, value, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise InputError(path, f"{where}: expected a list of strings, got {value!r}")
+    return value
+
+
+def import_upstream_srl(path: str | Path, clips: pa.Table, system: str = "upstream-srl-heur") -> tuple[pa.Table, pa.Table]:
+    """Upstream's SRL-with-heuristics output ``[verbs, args]``: (key clips, tuples).
+
+    A clip is key exactly when a frame survived the heuristics, i.e. when it has a verb.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    if not (isinstance(data, list) and len(data) == 2 and all(isinstance(d, dict) for d in data)):
+        raise InputError(path, "expected [verbs, args], each {youtube id: [per-clip list of strings]}")
+    verbs = list(_per_video_lists(path, data[0], clips, "verbs"))
+    args = list(_per_video_lists(path, data[1], clips, "args"))
+    tuples, keys = [], []
+    for (video_id, clip_idx, clip_verbs), (_, _, clip_args) in zip(verbs, args):
+        where = f"video {video_id} clip {clip_idx}"
+        clip_verbs = _string_list(path, clip_verbs, where + " verbs")
+        clip_args = _string_list(path, clip_args, where + " args")
+        tuples.append({"system": system, "video_id": video_id, "clip_idx": clip_idx,
+                       "verbs": clip_verbs, "args": clip_args})
+        keys.append({"system": system, "video_id": video_id, "clip_idx": clip_idx,
+                     "is_key": bool(clip_verbs), "score": None, "fold": None})
+    return to_table(keys, KEYCLIPS, what=str(path)), to_table(tuples, TUPLES, what=str(path))
+
+
+# ----------------------------------------------------------------------------- user systems
+KEYCLIP_FIELDS = {"video_id", "clip_idx", "is_key"}
+KEYCLIP_OPTIONAL = {"score"}
+TUPLE_FIELDS = {"video_id", "clip_idx", "verbs", "args"}
+
+
+def _read_records(path: Path) -> list[tuple[int, dict]]:
+    """(line or row number, record) from a JSONL or Parquet file."""
+    if path.suffix == ".jsonl":
+        records = []
+        with open(path, encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(path, f"invalid JSON: {exc.msg}", line=line_no) from None
+                if not isinstance(record, dict):
+                    raise InputError(path, "expected one JSON object per line", line=line_no)
+                records.append((line_no, record))
+        return records
+    if path.suffix == ".parquet":
+        return [(i + 1, r) for i, r in enumerate(pq.read_table(path).to_pylist())]
+    raise InputError(path, "expected a .jsonl or .parquet file")
+
+
+def _check_coverage(path: Path, seen: dict[tuple[str, int], int], clips: pa.Table) -> None:
+    expected = set(clip_keys(clips))
+    missing = sorted(expected - set(seen))
+    if missing:
+        raise InputError(path, f"{len(missing)} benchmark clips have no prediction, e.g. "
+                               f"{[f'{v}#{c}' for v, c in missing[:3]]}")
+
+
+def _user_records(path: Path, clips: pa.Table, required: set[str], optional: set[str]):
+    known = set(clip_keys(clips))
+    seen: dict[tuple[str, int], int] = {}
+    for line, record in _read_records(path):
+        fields = set(record)
+        if not required <= fields or fields - required - optional:
+            raise InputError(path, f"expected fields {sorted(required)} (optional {sorted(optional)}), "
+                                   f"got {sorted(fields)}", line=line)
+        video_id, clip_idx = record["video_id"], record["clip_idx"]
+        if not isinstance(video_id, str) or isinstance(clip_idx, bool) or not isinstance(clip_idx, int):
+            raise InputError(path, f"expected video_id string and clip_idx integer, got {video_id!r}, {clip_idx!r}", line=line)
+        key = (video_id, clip_idx)
+        if key not in known:
+            raise InputError(path, f"clip {video_id}#{clip_idx} is not in the benchmark", line=line)
+        if key in seen:
+            raise InputError(path, f"clip {video_id}#{clip_idx} appears twice (first on line {seen[key]})", line=line)
+        seen[key] = line
+        yield line, record
+    _check_coverage(path, seen, clips)
+
+
+def read_user_keyclips(path: str | Path, clips: pa.Table, system: str) -> pa.Table:
+    path = Path(path)
+    rows = []
+    for line, record in _user_records(path, clips, KEYCLIP_FIELDS, KEYCLIP_OPTIONAL):
+        flag = record["is_key"]
+        if flag not in (0, 1) or isinstance(flag, float):
+            raise InputError(path, f"is_key must be true/false or 0/1, got {flag!r}", line=line)
+        score = record.get("score")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+            raise InputError(path, f"score must be a number, got {score!r}", line=line)
+        rows.append({"system": system, "video_id": record["video_id"], "clip_idx": record["clip_idx"],
+                     "is_key": bool(flag), "score": None if score is None else float(score), "fold": None})
+    return to_table(rows, KEYCLIPS, what=str(path))
+
+
+def read_user_tuples(path: str | Path, clips: pa.Table, system: str) -> pa.Table:
+    path = Path(path)
+    rows = []
+    for line, record in _user_records(path, clips, TUPLE_FIELDS, set()):
+        where = f"line {line}"
+        rows.append({"system": system, "video_id": record["video_id"], "clip_idx": record["clip_idx"],
+                     "verbs": _string_list(path, record["verbs"], where + " verbs"),
+                     "args": _string_list(path, record["args"], where + " args")})
+    return to_table(rows, TUPLES, what=str(path))
+
+
+def write_jsonl(table: pa.Table) -> str:
+    """A table as JSONL text (the user format), for examples and tests."""
+    out = io.StringIO()
+    for row in table.to_pylist():
+        row.pop("system", None)
+        row.pop("fold", None)
+        out.write(json.dumps(row, sort_keys=True) + "\n")
+    return out.getvalue()

@@ -1,0 +1,14 @@
+"""Parse the benchmark CSV into results/dataset/clips.parquet (one row per clip)."""
+from cookproc.dataset import read_clips, read_repairs, video_durations_from_manifest
+from cookproc.logs import script_logging
+from cookproc.schemas import CLIP_KEY, CLIPS, write_parquet
+
+with script_logging(snakemake) as log:
+    clips = read_clips(
+        snakemake.input.csv,
+        repairs=read_repairs(snakemake.input.repairs),
+        video_durations=video_durations_from_manifest(snakemake.input.manifest),
+    )
+    write_parquet(clips, snakemake.output[0], CLIPS, sort_keys=CLIP_KEY)
+    log.info("read %s: %d clips, %d videos, %d key clips", snakemake.input.csv, clips.num_rows,
+             len(set(clips.column("video_id").to_pylist())), sum(clips.column("is_key").to_pylist()))
