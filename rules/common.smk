@@ -7,9 +7,15 @@ from snakemake.utils import validate
 
 
 validate(config, "../workflow/schemas/config.schema.yaml")
+# jsonschema does not fill defaults behind a $ref, so each stage's section is validated (and its
+# defaults filled) against its own schema file as well.
+for _section in sorted(config):
+    validate(config[_section], f"../workflow/schemas/config/{_section}.schema.yaml")
 
-LIB = "workflow/cookproc"
-SCRIPTS = "workflow/scripts"
+# Files of the workflow itself are addressed from its own folder, so that it can run with any
+# working directory (snakemake --directory, as the workflow tests do).
+REPO_DIR = workflow.basedir
+LIB = os.path.join(REPO_DIR, "workflow", "cookproc")
 UPSTREAM = config["upstream"]["dir"]
 USER_SYSTEMS_DIR = config["tables"]["user_systems_dir"]
 
@@ -25,6 +31,17 @@ wildcard_constraints:
 def lib(*modules):
     """Library files a rule's script imports: listed as inputs so that editing them reruns the rule."""
     return [f"{LIB}/__init__.py"] + [f"{LIB}/{m}.py" for m in modules]
+
+
+def repo_path(path):
+    """A file of the workflow itself (schemas, tables shipped with the code)."""
+    return os.path.join(REPO_DIR, path)
+
+
+def repairs_file():
+    """The repair table as a list of inputs (empty when none is configured)."""
+    path = config["upstream"]["repairs"]
+    return [repo_path(path)] if path else []
 
 
 def upstream(path):

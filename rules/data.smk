@@ -1,7 +1,7 @@
 # The upstream benchmark files, verified, and parsed into one row per clip; dataset statistics.
 from cookproc.upstream import FILES as UPSTREAM_FILES, FOLDERS as UPSTREAM_FOLDERS
 
-UPSTREAM_CHECKSUMS = "workflow/schemas/upstream-checksums.tsv"
+UPSTREAM_CHECKSUMS = repo_path("workflow/schemas/upstream-checksums.tsv")
 
 
 if not os.path.exists(UPSTREAM):
@@ -42,7 +42,7 @@ rule clips:
     input:
         csv=upstream("youcook2/reviewed_0812.csv"),
         manifest=upstream("youcook2/clip_manifest_10s.txt"),
-        repairs="workflow/schemas/upstream-repairs.tsv",
+        repairs=repairs_file(),
         verified="results/dataset/upstream-checksums.tsv",
         lib=lib("dataset", "schemas", "errors", "logs"),
     output:

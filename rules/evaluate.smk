@@ -32,7 +32,7 @@ rule table5:
         systems=tuple_systems(),
         predicted_keyclips=config["tables"]["predicted_keyclips"],
         masked=config["tables"]["masked"],
-    threads: 1
+    threads: 2
     log:
         "logs/evaluate/table5.log",
     benchmark:

@@ -180,7 +180,7 @@ def read_clips(path: str | Path, *, repairs: Sequence[Repair] = (),
             "source_line": line,
         })
     if pending:
-        raise InputError(path, f"repairs for lines {sorted(k[0] for k in pending)} matched no cell")
+        raise InputError(path, f"repairs for lines {sorted(k[0] for k in pending)} matched no cell (the repair table is for the pinned upstream CSV; set upstream.repairs: null for other data)")
     if not rows:
         raise InputError(path, "no data rows")
     _check_videos(path, rows)

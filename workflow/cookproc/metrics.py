@@ -9,15 +9,17 @@ TP = (maximum-weight one-to-one assignment of an integer similarity 0..100)/100.
 
 The similarities equal fuzzywuzzy 0.18's ``fuzz.ratio`` / ``fuzz.partial_ratio`` on its pure-Python
 difflib backend (the backend that reproduces the paper; python-Levenshtein and rapidfuzz shift
-partial scores). They are computed here directly on ``difflib.SequenceMatcher`` with the same
-decorator semantics (equal strings → 100, an empty string → 0, Python's round-half-even), cached
-per pair, and the assignment is solved by SciPy's C implementation of the Hungarian problem. Any
-exact solver gives the same optimal total, which is all that is scored.
+partial scores). They are computed here with the same decorator semantics (equal strings → 100,
+an empty string → 0, Python's round-half-even) on ``cydifflib.SequenceMatcher``, a compiled
+re-implementation of ``difflib.SequenceMatcher`` that returns the same matching blocks (autojunk
+included; tests/test_metrics.py and bench/scorer_speed.py check the equality against fuzzywuzzy).
+Pairs are cached, and the assignment is solved by SciPy's C implementation of the Hungarian
+problem. Any exact solver gives the same optimal total, which is all that is scored.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from difflib import SequenceMatcher
+from cydifflib import SequenceMatcher
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -31,6 +33,11 @@ COUNTINGS = ("oracle", "predicted", "predicted-masked")
 def _intr(value: float) -> int:
     # fuzzywuzzy.utils.intr: int(round(n)), i.e. round-half-even on the float.
     return int(round(value))
+
+
+# difflib's autojunk heuristic kicks in for a second sequence of this length or more; below it,
+# matching is plain longest-common-block recursion and the shortcuts below are exact.
+_AUTOJUNK_LENGTH = 200
 
 
 def fuzz_ratio(a: str, b: str) -> int:
@@ -49,39 +56,72 @@ def fuzz_partial_ratio(a: str, b: str) -> int:
     if not a or not b:
         return 0
     shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    if len(longer) < _AUTOJUNK_LENGTH and shorter in longer:
+        # The longest block is then the whole shorter string, its window equals it: ratio 1.0.
+        return 100
     # Each matching block anchors a window of the longer string as long as the shorter one; the
     # best window's ratio is the score (fuzzywuzzy's heuristic, including its early exit).
     best = 0.0
+    seen = set()
+    window_matcher = SequenceMatcher(None, shorter, shorter)
     for block in SequenceMatcher(None, shorter, longer).get_matching_blocks():
         long_start = max(block[1] - block[0], 0)
-        window = longer[long_start:long_start + len(shorter)]
-        ratio = SequenceMatcher(None, shorter, window).ratio()
+        if long_start in seen:  # same window, same ratio
+            continue
+        seen.add(long_start)
+        window_matcher.set_seq2(longer[long_start:long_start + len(shorter)])
+        ratio = window_matcher.ratio()
         if ratio > 0.995:
             return 100
-        best = max(best, ratio)
+        if ratio > best:
+            best = ratio
     return _intr(100 * best)
 
 
 SIMILARITIES = {"fuzzy": fuzz_ratio, "partial": fuzz_partial_ratio}
 
 
+def _similarities(mode: str, pairs: list[tuple[str, str]]) -> list[int]:
+    function = SIMILARITIES[mode]
+    return [function(g, p) for g, p in pairs]
+
+
 class SimilarityCache:
     """Pairwise similarities memoised per mode: the same (gold, pred) pairs recur across clips,
     key-clip sources and systems, and difflib is the cost of scoring."""
 
-    def __init__(self) -> None:
+    def __init__(self, workers: int = 1) -> None:
         self._cache: dict[str, dict[tuple[str, str], int]] = {mode: {} for mode in SIMILARITIES}
+        self.workers = workers
 
-    def matrix(self, mode: str, gold: Sequence[str], pred: Sequence[str]) -> np.ndarray:
+    def prefill(self, mode: str, pairs: Iterable[tuple[str, str]]) -> None:
+        """Compute the missing pairs up front, in ``workers`` processes when more than one (the
+        similarities are pure functions, so the result is the same whatever the split)."""
         cache, function = self._cache[mode], SIMILARITIES[mode]
-        out = np.empty((len(gold), len(pred)), dtype=np.int64)
-        for i, g in enumerate(gold):
-            for j, p in enumerate(pred):
-                key = (g, p)
-                value = cache.get(key)
+        todo = sorted({pair for pair in pairs if pair not in cache and pair[0] != pair[1]})
+        if self.workers <= 1 or len(todo) < 2000:
+            for g, p in todo:
+                cache[(g, p)] = function(g, p)
+            return
+        from concurrent.futures import ProcessPoolExecutor
+
+        chunk = -(-len(todo) // (4 * self.workers))
+        with ProcessPoolExecutor(self.workers) as pool:
+            batches = [todo[i:i + chunk] for i in range(0, len(todo), chunk)]
+            for batch, values in zip(batches, pool.map(_similarities, [mode] * len(batches), batches)):
+                cache.update(zip(batch, values))
+
+    def matrix(self, mode: str, gold: Sequence[str], pred: Sequence[str]) -> list[list[int]]:
+        cache, function = self._cache[mode], SIMILARITIES[mode]
+        out = []
+        for g in gold:
+            row = []
+            for p in pred:
+                value = cache.get((g, p))
                 if value is None:
-                    value = cache[key] = function(g, p)
-                out[i, j] = value
+                    value = cache[(g, p)] = function(g, p)
+                row.append(value)
+            out.append(row)
         return out
 
     def __len__(self) -> int:
@@ -97,8 +137,13 @@ def true_positives(gold: frozenset[str], pred: frozenset[str], mode: str,
         return 0.0
     # Sorted so the profit matrix (and so any tie among optimal assignments) is reproducible.
     profit = (cache or SimilarityCache()).matrix(mode, sorted(gold), sorted(pred))
-    rows, cols = linear_sum_assignment(profit, maximize=True)
-    return int(profit[rows, cols].sum()) / 100
+    if len(profit) == 1:  # one gold item: the best single match is the optimal assignment
+        return max(profit[0]) / 100
+    if len(profit[0]) == 1:
+        return max(row[0] for row in profit) / 100
+    matrix = np.array(profit, dtype=np.int64)
+    rows, cols = linear_sum_assignment(matrix, maximize=True)
+    return int(matrix[rows, cols].sum()) / 100
 
 
 @dataclass(frozen=True)
@@ -194,6 +239,9 @@ def score_table5_cells(gold: dict[str, Sequence[frozenset[str]]], pred: dict[str
                 raise ValueError("the masked variant needs predicted key clips")
             pred_sets = mask_predictions(pred_sets, predicted_key)
         counted = counted_clips(gold[field], predicted_key)
+        for mode in SIMILARITIES:
+            cache.prefill(mode, ((g, p) for gs, ps, c in zip(gold[field], pred_sets, counted) if c
+                                 for g in gs for p in ps))
         for mode in MODES:
             score = score_clips(gold[field], pred_sets, counted, mode, cache)
             rows.append({"field": field, "mode": mode, "n_clips": score.n_clips,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from dataclasses import dataclass, field as dc_field
-from difflib import SequenceMatcher
+from cydifflib import SequenceMatcher  # difflib's algorithm, compiled (see metrics)
 from typing import Iterable, Sequence
 
 import pyarrow as pa

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# One-time setup on a fresh Debian machine: system packages, the .venv with pinned requirements,
+# the cookproc library, and NLTK's WordNet made readable offline. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PYTHON=${PYTHON:-python3.11}
+command -v "$PYTHON" >/dev/null || PYTHON=python3
+"$PYTHON" -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required (torch wheels)"'
+
+# WordNet 3.0 (Debian) for NLTK; needs root, so skipped with a note when already installed.
+if [ ! -f /usr/share/wordnet/data.verb ] || [ ! -f /usr/share/wordnet/index.sense ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq wordnet-base wordnet-sense-index
+fi
+
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/pip install -q --upgrade pip
+.venv/bin/pip install -q -r requirements.txt
+.venv/bin/pip install -q --no-deps -e .
+.venv/bin/python -m cookproc.wordnet install
+echo "setup complete: run '.venv/bin/snakemake -c2 results/table5.csv'"

@@ -1,0 +1,189 @@
+"""A tiny, fully synthetic upstream folder with every file the workflow reads.
+
+Four benchmark videos of two recipes, a few clips each, with gold annotations, the paper's
+key-clip predictions, SRL output, TSM segment predictions, a lexicon, EPIC class lists,
+transcripts and captions (plus two non-benchmark videos for the unsupervised corpora). Small
+enough for a whole-DAG test in seconds; shaped like the real files in every detail the parsers
+check.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+HEADER = ["No", "Title", "VideoUrl", "TimeStamp", "Sentence", "RowNumber", "IsUsefulSentence", "Key steps",
+          "Verb", "Object(directly related with Verb)", "Location", "Time", "Temperature",
+          "Other important phrase(like with"]
+
+# (sentence, is_key, verbs, objects, locations, times, temperatures, others, neural prediction)
+VIDEOS = {
+    "vidPizza001": ("pizza margherita", [
+        ("hi guys , welcome to my kitchen .", 0, "", "", "", "", "", "", 0),
+        ("first we 're going to stretch the dough on the board .", 1, "stretch", "dough", "board", "", "", "", 1),
+        ("then spread the tomato sauce over the dough .", 1, "spread", "tomato sauce", "dough", "", "", "", 1),
+        ("add some fresh basil and mozzarella .", 1, "add", "basil;mozzarella", "", "", "", "", 0),
+        ("bake it in the oven for 10 minutes at 450 degrees .", 1, "bake", "pizza", "oven", "10 minutes", "450 degrees", "", 1),
+        ("thanks for watching , subscribe .", 0, "", "", "", "", "", "", 1),
+    ]),
+    "vidPizza002": ("pizza margherita", [
+        ("today i 'm making pizza .", 0, "", "", "", "", "", "", 0),
+        ("roll the dough with a rolling pin .", 1, "roll", "dough", "", "", "", "rolling pin", 1),
+        ("put the sauce and the cheese on top .", 1, "put, add", "sauce;cheese", "top", "", "", "", 1),
+        ("it smells so good .", 0, "", "", "", "", "", "", 0),
+        ("slide the pizza into the hot oven .", 1, "slide", "pizza", "oven", "", "", "", 0),
+    ]),
+    "vidSoup0003": ("tomato soup", [
+        ("hello everyone .", 0, "", "", "", "", "", "", 0),
+        ("chop the onions and the garlic .", 1, "chop", "onions;garlic", "", "", "", "", 1),
+        ("heat the oil in a large pot .", 1, "heat", "oil", "large pot", "", "", "", 1),
+        ("now we add the tomatoes and stir .", 1, "add, stir", "tomatoes", "pot", "", "", "", 1),
+        ("let it simmer for 20 minutes .", 1, "simmer", "soup", "", "20 minutes", "", "", 0),
+        ("that 's it for today .", 0, "", "", "", "", "", "", 0),
+    ]),
+    "vidSoup0004": ("tomato soup", [
+        ("welcome back to the channel .", 0, "", "", "", "", "", "", 0),
+        ("cut the tomatoes in half .", 1, "cut", "tomatoes", "", "", "", "in half", 1),
+        ("blend the soup until smooth .", 1, "blend", "soup", "", "", "", "until smooth", 1),
+        ("serve it with some bread .", 1, "serve", "soup", "", "", "", "bread", 0),
+        ("enjoy .", 0, "", "", "", "", "", "", 0),
+    ]),
+}
+SECONDS_PER_CLIP = 7.0
+
+# Small EPIC-Kitchens class lists (same format as upstream's; ids need not be the real ones).
+EPIC_VERBS = [(0, "take", ["take", "grab", "pick", "get"]), (1, "put", ["put", "place", "lay", "put-down"]),
+              (2, "open", ["open"]), (3, "cut", ["cut", "chop", "slice", "dice"]),
+              (4, "mix", ["mix", "stir", "blend", "whisk"]), (5, "pour", ["pour", "add"])]
+EPIC_NOUNS = [(0, "Nothing", ["Nothing"]), (1, "pan", ["pan", "pan:frying", "pot", "saucepan"]),
+              (2, "board:chopping", ["board:chopping", "board", "chopping:board"]),
+              (3, "onion", ["onion", "onion:spring"]), (4, "tomato", ["tomato", "tomato:cherry"]),
+              (5, "dough", ["dough"]), (6, "oil", ["oil", "oil:olive"]), (7, "sauce", ["sauce", "sauce:tomato"])]
+# Top-1 (verb id, noun id) per 5-second segment, cycled.
+SEGMENT_PREDICTIONS = [(3, 3), (1, 1), (4, 7), (0, 5), (5, 6), (3, 4)]
+
+LEXICON = ["add", "stretch", "spread", "bake", "roll", "put", "slide", "chop", "heat", "stir", "simmer", "cut",
+           "blend", "serve", "mix", "oil", "salt", "pour", "take"]
+EXTRA_VIDEOS = {  # in the unsupervised corpora only, like most of YouCook2
+    "vidExtra005": ["add the salt and mix well .", "chop the carrots .", "pour the batter into the pan ."],
+    "vidExtra006": ["heat a pan .", "fry the eggs for 2 minutes .", "serve hot ."],
+}
+
+
+def timestamp(seconds: float) -> str:
+    minutes, secs = divmod(seconds, 60)
+    return f"{int(minutes):02d}:{secs:04.1f}"
+
+
+def write_tiny_upstream(root: str | Path) -> Path:
+    """Write the fixture under ``root`` (the upstream repository layout) and return ``root``."""
+    root = Path(root)
+    yc = root / "youcook2"
+    (yc / "transcript").mkdir(parents=True, exist_ok=True)
+    (yc / "split").mkdir(parents=True, exist_ok=True)
+
+    rows, tsv_rows, srl_verbs, srl_args = [], [], {}, {}
+    number = 0
+    for video_id, (title, clips) in VIDEOS.items():
+        srl_verbs[video_id], srl_args[video_id] = [], []
+        for idx, (sentence, key, verbs, objects, locations, times, temps, others, pred) in enumerate(clips):
+            number += 1
+            row = [str(number), title, f"https://www.youtube.com/watch?v={video_id}",
+                   timestamp(idx * SECONDS_PER_CLIP + 0.3), sentence, str(idx), str(key),
+                   sentence.rstrip(" .") if key else "", verbs, objects, locations, times, temps, others]
+            rows.append(row)
+            tsv_rows.append(row + [str(pred)])
+            # A plausible SRL-with-heuristics output: first verb and object when the clip is key.
+            first_verb = verbs.split(",")[0].strip()
+            srl_verbs[video_id].append([first_verb] if key and first_verb else [])
+            srl_args[video_id].append([objects.split(";")[0]] if key and objects else [])
+    with open(yc / "reviewed_0812.csv", "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(HEADER)
+        writer.writerows(rows)
+    with open(yc / "reviewed_0812.attach_key_sent_selection.tsv", "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, delimiter="\t")
+        writer.writerow(HEADER + ["key_sentence_prediction"])
+        writer.writerows(tsv_rows)
+    (yc / "srl_pred.json").write_text(json.dumps([srl_verbs, srl_args]), encoding="utf-8")
+    (yc / "1.2.cooking_vocab.strict_filtered.unsorted.lst").write_text("\n".join(LEXICON) + "\n", encoding="utf-8")
+
+    for name, classes, column in (("EPIC_verb_classes.csv", EPIC_VERBS, "verbs"),
+                                  ("EPIC_noun_classes.csv", EPIC_NOUNS, "nouns")):
+        with open(yc / name, "w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow([f"{column[:-1]}_id", "class_key", column])
+            for class_id, key, members in classes:
+                writer.writerow([class_id, key, repr(members)])
+
+    manifest, predictions, captions = [], [], []
+    all_videos = {v: [c[0] for c in clips] for v, (_, clips) in VIDEOS.items()} | EXTRA_VIDEOS
+    for video_id, sentences in all_videos.items():
+        duration = len(sentences) * SECONDS_PER_CLIP + 1.0
+        n10 = math.ceil(duration / 10)
+        for k in range(1, n10 + 1):
+            start, end = (k - 1) * 10.0, min(k * 10.0, duration)
+            manifest.append(f"{video_id}_{k:04d} {video_id} {start:.4f} {end:.4f}")
+            halves = [2 * k - 1] if end - start <= 5 else [2 * k - 1, 2 * k]
+            for seg in halves:
+                verb, noun = SEGMENT_PREDICTIONS[(seg - 1) % len(SEGMENT_PREDICTIONS)]
+                predictions.append(f"imgs_cliped_5s/{video_id}_{seg:04d} 150 0 "
+                                   f"{EPIC_VERBS[verb][1]} {EPIC_NOUNS[noun][1]}")
+        (yc / "transcript" / f"{video_id}.txt").write_text("\n".join(sentences) + "\n", encoding="utf-8")
+        steps = [s for s in sentences if not s.startswith(("hi", "hello", "welcome", "today", "thanks", "that"))]
+        (yc / "split" / f"{video_id}.txt").write_text("\n".join(s.rstrip(" .") for s in steps) + "\n",
+                                                       encoding="utf-8")
+        for i, step in enumerate(steps):
+            captions.append(f"https://www.youtube.com/watch?v={video_id}\t{i * 7}\t{i * 7 + 6}\t{step.rstrip(' .')}")
+    (yc / "clip_manifest_10s.txt").write_text("\n".join(manifest) + "\n", encoding="utf-8")
+    (yc / "clip_prediction_5s.txt").write_text("\n".join(predictions) + "\n", encoding="utf-8")
+    (yc / "urlsegmentcaption.txt").write_text("\n".join(captions) + "\n", encoding="utf-8")
+    return root
+
+
+def n_clips() -> int:
+    return sum(len(clips) for _, clips in VIDEOS.values())
+
+
+if __name__ == "__main__":  # write a fixture folder for manual runs: python tests/fixtures.py DIR
+    import sys
+
+    print(write_tiny_upstream(sys.argv[1]))
+
+
+# ----------------------------------------------------------------------------- running the workflow
+REPO = Path(__file__).resolve().parents[1]
+
+
+def deep_merge(base: dict, overrides: dict) -> dict:
+    out = dict(base)
+    for key, value in overrides.items():
+        out[key] = deep_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def make_workdir(workdir: str | Path, upstream_dir: str | Path, overrides: dict | None = None) -> Path:
+    """A working directory with the repository's config.yaml pointed at ``upstream_dir``."""
+    import yaml
+
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    config = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+    config = deep_merge(config, {"upstream": {"dir": str(upstream_dir), "verify_checksums": False, "repairs": None}})
+    config = deep_merge(config, overrides or {})
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return workdir
+
+
+def run_snakemake(workdir: str | Path, *args: str, check: bool = True, timeout: int = 900):
+    """Run the repository's Snakefile in ``workdir``; returns the CompletedProcess (output captured)."""
+    import subprocess
+    import sys
+
+    snakemake = Path(sys.executable).parent / "snakemake"
+    cmd = [str(snakemake), "-s", str(REPO / "Snakefile"), "--directory", str(workdir), "-c2", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
+    return proc

@@ -1,0 +1,65 @@
+"""The config schema: defaults filled, every key of config.yaml described, unknown keys refused."""
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from snakemake.utils import validate
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = str(REPO / "workflow/schemas/config.schema.yaml")
+
+
+def validate_config(config):
+    """What rules/common.smk does: the whole config, then each section against its own file."""
+    validate(config, SCHEMA)
+    for section in sorted(config):
+        validate(config[section], str(REPO / f"workflow/schemas/config/{section}.schema.yaml"))
+    return config
+
+
+def load_config():
+    return yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+
+
+def test_shipped_config_is_valid_and_defaults_fill_in():
+    config = load_config()
+    validate_config(config)
+    empty = validate_config({})
+    assert empty["upstream"]["dir"] == config["upstream"]["dir"]
+    assert empty["tables"]["tuple_systems"] == ["upstream-srl-heur"]
+
+
+def test_unknown_keys_are_refused_with_their_name():
+    config = load_config()
+    config["tables"]["tuple_sytems"] = ["typo"]
+    with pytest.raises(Exception, match="tuple_sytems"):
+        validate_config(config)
+    with pytest.raises(Exception, match="colour"):
+        validate({"colour": 1}, SCHEMA)
+
+
+def test_bad_values_are_refused():
+    config = load_config()
+    config["upstream"]["commit"] = "main"
+    with pytest.raises(Exception, match="commit|pattern"):
+        validate_config(copy.deepcopy(config))
+
+
+def test_every_config_key_has_a_description_and_a_default():
+    def walk(schema, base, where):
+        if "$ref" in schema:
+            path = base / schema["$ref"]
+            schema, base = yaml.safe_load(path.read_text(encoding="utf-8")), path.parent
+        assert schema.get("type") != "object" or schema.get("additionalProperties") is False, where
+        for name, sub in schema.get("properties", {}).items():
+            resolved = sub
+            if "$ref" in sub:
+                resolved = yaml.safe_load((base / sub["$ref"]).read_text(encoding="utf-8"))
+            if resolved.get("type") == "object" and "properties" in resolved:
+                walk(sub, base, f"{where}.{name}")
+            else:
+                assert "description" in resolved or "description" in sub, f"{where}.{name} has no description"
+                assert "default" in resolved or "default" in sub, f"{where}.{name} has no default"
+
+    walk(yaml.safe_load(Path(SCHEMA).read_text(encoding="utf-8")), Path(SCHEMA).parent, "config")

@@ -1,0 +1,96 @@
+"""Importers: upstream predictions and user systems into the common schemas."""
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from cookproc.dataset import read_clips
+from cookproc.errors import InputError
+from cookproc.schemas import KEYCLIPS, TUPLES
+from cookproc.systems import (import_upstream_keyclips, import_upstream_srl, read_user_keyclips, read_user_tuples,
+                              write_jsonl)
+from fixtures import VIDEOS, n_clips
+
+
+@pytest.fixture
+def clips(tiny_upstream):
+    return read_clips(tiny_upstream / "youcook2/reviewed_0812.csv")
+
+
+def test_upstream_neural_follows_file_order(tiny_upstream, clips):
+    table = import_upstream_keyclips(tiny_upstream / "youcook2/reviewed_0812.attach_key_sent_selection.tsv", clips)
+    assert table.schema == KEYCLIPS and table.num_rows == n_clips()
+    expected = [bool(c[-1]) for _, (_, rows) in sorted(VIDEOS.items()) for c in rows]
+    assert table.column("is_key").to_pylist() == expected
+    assert set(table.column("system").to_pylist()) == {"upstream-neural"}
+
+
+def test_upstream_neural_rejects_bad_flag(tiny_upstream, clips):
+    path = tiny_upstream / "youcook2/reviewed_0812.attach_key_sent_selection.tsv"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[3] = lines[3][:-1] + "x"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"line 4, column 'key_sentence_prediction': expected 0 or 1"):
+        import_upstream_keyclips(path, clips)
+
+
+def test_upstream_srl_key_iff_a_verb_survived(tiny_upstream, clips):
+    keys, tuples = import_upstream_srl(tiny_upstream / "youcook2/srl_pred.json", clips)
+    assert tuples.schema == TUPLES
+    assert keys.column("is_key").to_pylist() == [bool(v) for v in tuples.column("verbs").to_pylist()]
+    data = json.loads((tiny_upstream / "youcook2/srl_pred.json").read_text())
+    first = tuples.slice(0, 1).to_pylist()[0]
+    assert first["verbs"] == data[0][first["video_id"]][0] and first["args"] == data[1][first["video_id"]][0]
+
+
+def test_upstream_srl_wrong_length(tiny_upstream, clips):
+    path = tiny_upstream / "youcook2/srl_pred.json"
+    data = json.loads(path.read_text())
+    data[0]["vidSoup0003"].pop()
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match="video vidSoup0003 has 5 clips, the benchmark 6"):
+        import_upstream_srl(path, clips)
+
+
+def _all_clips(clips):
+    return list(zip(clips.column("video_id").to_pylist(), clips.column("clip_idx").to_pylist()))
+
+
+def test_user_jsonl_and_parquet_round_trip(tmp_path, clips):
+    records = [{"video_id": v, "clip_idx": c, "is_key": c % 2 == 1, "score": c / 10} for v, c in _all_clips(clips)]
+    jsonl = tmp_path / "mine.keyclips.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in records))
+    table = read_user_keyclips(jsonl, clips, "user-mine")
+    assert table.column("is_key").to_pylist() == [r["is_key"] for r in records]
+    parquet = tmp_path / "mine.keyclips.parquet"
+    pq.write_table(pa.Table.from_pylist(records), parquet)
+    assert read_user_keyclips(parquet, clips, "user-mine").equals(table)
+    tuples = [{"video_id": v, "clip_idx": c, "verbs": ["add"], "args": []} for v, c in _all_clips(clips)]
+    path = tmp_path / "mine.tuples.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in tuples))
+    back = read_user_tuples(path, clips, "user-mine")
+    assert write_jsonl(back) == "".join(json.dumps(r, sort_keys=True) + "\n" for r in tuples)
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda recs: recs[:-1], "1 benchmark clips have no prediction"),
+    (lambda recs: recs + [recs[0]], "appears twice"),
+    (lambda recs: recs + [{**recs[0], "video_id": "nope"}], "nope#0 is not in the benchmark"),
+    (lambda recs: [{**recs[0], "extra": 1}] + recs[1:], "expected fields"),
+    (lambda recs: [{**recs[0], "verbs": "add"}] + recs[1:], "expected a list of strings"),
+])
+def test_user_tuples_errors_name_the_line(tmp_path, clips, mutate, message):
+    records = mutate([{"video_id": v, "clip_idx": c, "verbs": [], "args": []} for v, c in _all_clips(clips)])
+    path = tmp_path / "bad.tuples.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    with pytest.raises(InputError, match=message) as err:
+        read_user_tuples(path, clips, "user-bad")
+    assert str(path) in str(err.value)
+
+
+def test_user_keyclips_bad_flag(tmp_path, clips):
+    path = tmp_path / "k.keyclips.jsonl"
+    path.write_text(json.dumps({"video_id": "vidPizza001", "clip_idx": 0, "is_key": "yes"}) + "\n")
+    with pytest.raises(InputError, match="line 1: is_key must be"):
+        read_user_keyclips(path, clips, "user-k")
