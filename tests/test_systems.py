@@ -94,3 +94,24 @@ def test_user_keyclips_bad_flag(tmp_path, clips):
     path.write_text(json.dumps({"video_id": "vidPizza001", "clip_idx": 0, "is_key": "yes"}) + "\n")
     with pytest.raises(InputError, match="line 1: is_key must be"):
         read_user_keyclips(path, clips, "user-k")
+
+
+def test_outputs_are_written_atomically_with_normal_permissions(tmp_path, clips):
+    import os
+    import stat
+
+    from cookproc.schemas import CLIPS, atomic_write_text, write_parquet
+
+    target = tmp_path / "out" / "clips.parquet"
+    write_parquet(clips, target, CLIPS, sort_keys=("video_id", "clip_idx"))
+    text = tmp_path / "out" / "t.csv"
+    atomic_write_text(text, "a,b\n")
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in (target, text):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+    assert sorted(p.name for p in target.parent.iterdir()) == ["clips.parquet", "t.csv"]  # no temp left
+    bad = clips.drop_columns(["sentence"])
+    with pytest.raises(Exception, match="missing columns \\['sentence'\\]"):
+        write_parquet(bad, tmp_path / "out" / "bad.parquet", CLIPS)
+    assert not (tmp_path / "out" / "bad.parquet").exists()

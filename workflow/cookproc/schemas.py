@@ -120,6 +120,17 @@ TABLE5 = pa.schema(
 CLIP_KEY = ("video_id", "clip_idx")
 
 
+def _readable_temp(path: Path) -> str:
+    """A temporary file beside ``path`` with the permissions a plain ``open`` would give
+    (mkstemp's 0600 would survive the rename and hide results from other users)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)
+    os.close(fd)
+    return tmp
+
+
 class SchemaError(ValueError):
     """A table does not match the schema it claims."""
 
@@ -169,8 +180,7 @@ def write_parquet(table: pa.Table, path: str | os.PathLike, schema: pa.Schema, *
         table = sort_by_key(table, sort_keys)
     table = table.replace_schema_metadata(None)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    tmp = _readable_temp(path)
     try:
         pq.write_table(table, tmp, compression="zstd", write_statistics=True,
                        use_dictionary=True, store_schema=True)
@@ -189,9 +199,9 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write a text file through a temporary file and a rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = _readable_temp(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        with open(tmp, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except BaseException:
