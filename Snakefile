@@ -23,4 +23,5 @@ rule all:
         "results/table2.csv",
         "results/table4.csv",
         "results/table5.csv",
+        "results/significance.csv",
     default_target: True

@@ -28,6 +28,7 @@ rule table5:
         tidy="results/table5.csv",
         wide="results/table5_wide.csv",
         markdown="results/table5.md",
+        clip_scores="results/scores/table5_clips.parquet",
     params:
         systems=tuple_systems(),
         predicted_keyclips=config["tables"]["predicted_keyclips"],
@@ -39,3 +40,22 @@ rule table5:
         "benchmarks/evaluate/table5.tsv"
     script:
         "../workflow/scripts/table5.py"
+
+
+rule confidence_intervals:
+    input:
+        clips="results/dataset/clips.parquet",
+        clip_scores="results/scores/table5_clips.parquet",
+        keyclips=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),
+        lib=lib("bootstrap", "tables", "metrics", "schemas", "logs"),
+    output:
+        table4="results/table4_ci.csv",
+        table5="results/table5_ci.csv",
+        significance="results/significance.csv",
+    params:
+        systems=keyclip_systems(),
+        bootstrap=config["tables"]["bootstrap"],
+    log:
+        "logs/evaluate/confidence_intervals.log",
+    script:
+        "../workflow/scripts/confidence_intervals.py"

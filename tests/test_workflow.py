@@ -119,3 +119,13 @@ def test_bad_user_system_fails_cleanly(tmp_path, tiny_upstream):
     assert not (workdir / "results/tuples/user-broken.parquet").exists()
     log = (workdir / "logs/systems/import_user_tuples/broken.log").read_text()
     assert "broken.tuples.jsonl" in log and "line 1 verbs: expected a list of strings" in log
+
+
+def test_configured_repair_table_is_applied(tmp_path, tiny_upstream):
+    repairs = tmp_path / "repairs.tsv"
+    repairs.write_text("line\tcolumn\told\tnew\treason\n2\tIsUsefulSentence\t0\t1\ttest: mark the first clip key\n")
+    workdir = make_workdir(tmp_path / "run", tiny_upstream, {"upstream": {"repairs": str(repairs)}})
+    run_snakemake(workdir, "results/dataset/clips.parquet")
+    first = pq.read_table(workdir / "results/dataset/clips.parquet").slice(0, 1).to_pylist()[0]
+    assert (first["video_id"], first["clip_idx"], first["is_key"]) == ("vidPizza001", 0, True)
+    assert "test: mark the first clip key" in (workdir / "logs/data/clips.log").read_text()

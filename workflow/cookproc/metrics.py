@@ -161,27 +161,46 @@ def f1_of(precision: float, recall: float) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
 
-def score_clips(gold_sets: Sequence[frozenset[str]], pred_sets: Sequence[frozenset[str]],
-                counted: Iterable[bool], mode: str, cache: SimilarityCache | None = None) -> PRF:
-    """Macro-averaged P/R/F1 over the counted clips (fractions, not percent)."""
+@dataclass(frozen=True)
+class ClipScores:
+    """Per-clip precision and recall of the counted clips (positions in the benchmark's clip order)."""
+
+    positions: list[int]
+    precision: list[float]
+    recall: list[float]
+
+    def aggregate(self) -> PRF:
+        total = len(self.positions)
+        if total == 0:
+            return PRF(0.0, 0.0, 0.0, 0)
+        # Summed in clip order, like upstream's running sums, so the means are the same floats.
+        precision, recall = sum(self.precision) / total, sum(self.recall) / total
+        return PRF(precision, recall, f1_of(precision, recall), total)
+
+
+def clip_scores(gold_sets: Sequence[frozenset[str]], pred_sets: Sequence[frozenset[str]],
+                counted: Iterable[bool], mode: str, cache: SimilarityCache | None = None) -> ClipScores:
+    """P_c and R_c of every counted clip."""
     if mode not in MODES:
         raise ValueError(f"unknown matching mode {mode!r}; expected one of {MODES}")
     if len(gold_sets) != len(pred_sets):
         raise ValueError(f"{len(gold_sets)} gold clips but {len(pred_sets)} predicted clips")
     cache = cache or SimilarityCache()
-    precision_sum = recall_sum = 0.0
-    total = 0
-    for gold, pred, count in zip(gold_sets, pred_sets, counted, strict=True):
+    out = ClipScores([], [], [])
+    for position, (gold, pred, count) in enumerate(zip(gold_sets, pred_sets, counted, strict=True)):
         if not count:
             continue
-        total += 1
         tp = true_positives(gold, pred, mode, cache)
-        precision_sum += tp / len(pred) if pred else 0.0
-        recall_sum += tp / len(gold) if gold else 0.0
-    if total == 0:
-        return PRF(0.0, 0.0, 0.0, 0)
-    precision, recall = precision_sum / total, recall_sum / total
-    return PRF(precision, recall, f1_of(precision, recall), total)
+        out.positions.append(position)
+        out.precision.append(tp / len(pred) if pred else 0.0)
+        out.recall.append(tp / len(gold) if gold else 0.0)
+    return out
+
+
+def score_clips(gold_sets: Sequence[frozenset[str]], pred_sets: Sequence[frozenset[str]],
+                counted: Iterable[bool], mode: str, cache: SimilarityCache | None = None) -> PRF:
+    """Macro-averaged P/R/F1 over the counted clips (fractions, not percent)."""
+    return clip_scores(gold_sets, pred_sets, counted, mode, cache).aggregate()
 
 
 def counted_clips(gold_sets: Sequence[frozenset[str]], predicted_key: Sequence[bool] | None) -> np.ndarray:
@@ -224,7 +243,8 @@ def score_keyclips(gold: Sequence[bool], pred: Sequence[bool]) -> KeyClipScore:
 def score_table5_cells(gold: dict[str, Sequence[frozenset[str]]], pred: dict[str, Sequence[frozenset[str]]],
                        predicted_key: Sequence[bool] | None, *, masked: bool = False,
                        cache: SimilarityCache | None = None) -> list[dict]:
-    """The 2 fields × 3 modes of one Table 5 block, as rows of fractions.
+    """The 2 fields × 3 modes of one Table 5 block, as rows of fractions (with their per-clip
+    scores under ``"clips"``).
 
     ``gold`` and ``pred`` map field → per-clip sets (same clip order). ``predicted_key`` None gives
     the oracle block; otherwise the predicted-key-clips block, with predictions emptied on clips
@@ -243,7 +263,9 @@ def score_table5_cells(gold: dict[str, Sequence[frozenset[str]]], pred: dict[str
             cache.prefill(mode, ((g, p) for gs, ps, c in zip(gold[field], pred_sets, counted) if c
                                  for g in gs for p in ps))
         for mode in MODES:
-            score = score_clips(gold[field], pred_sets, counted, mode, cache)
+            per_clip = clip_scores(gold[field], pred_sets, counted, mode, cache)
+            score = per_clip.aggregate()
             rows.append({"field": field, "mode": mode, "n_clips": score.n_clips,
-                         "precision": score.precision, "recall": score.recall, "f1": score.f1})
+                         "precision": score.precision, "recall": score.recall, "f1": score.f1,
+                         "clips": per_clip})
     return rows

@@ -117,6 +117,22 @@ TABLE5 = pa.schema(
     ]
 )
 
+#: Per-clip scores behind Table 5 (counted clips only; fractions): what bootstrap intervals,
+#: per-recipe plots and error analysis resample or slice.
+CLIP_SCORES = pa.schema(
+    [
+        pa.field("system", pa.string(), nullable=False),
+        pa.field("keyclips", pa.string(), nullable=False),
+        pa.field("counting", pa.string(), nullable=False),
+        pa.field("field", pa.string(), nullable=False),
+        pa.field("mode", pa.string(), nullable=False),
+        pa.field("video_id", pa.string(), nullable=False),
+        pa.field("clip_idx", pa.int32(), nullable=False),
+        pa.field("precision", pa.float64(), nullable=False),
+        pa.field("recall", pa.float64(), nullable=False),
+    ]
+)
+
 CLIP_KEY = ("video_id", "clip_idx")
 
 

@@ -7,7 +7,7 @@ from typing import Mapping, Sequence
 import pyarrow as pa
 
 from .metrics import FIELDS, MODES, SimilarityCache, score_keyclips, score_table5_cells
-from .schemas import KEYCLIPS, TABLE4, TABLE5, TUPLES, conform, to_table
+from .schemas import CLIP_SCORES, KEYCLIPS, TABLE4, TABLE5, TUPLES, conform, to_table
 
 ORACLE = "oracle"
 
@@ -63,10 +63,19 @@ def table5(clips: pa.Table, tuple_systems: Mapping[str, pa.Table], predicted_key
            *, masked: bool = True, cache: SimilarityCache | None = None) -> pa.Table:
     """Tuple P/R/F1 (percent) of each system: oracle key clips, then each predicted key-clip source
     (upstream's counting, and the stricter masked variant when ``masked``)."""
+    return table5_with_clip_scores(clips, tuple_systems, predicted_keyclips, masked=masked, cache=cache)[0]
+
+
+def table5_with_clip_scores(clips: pa.Table, tuple_systems: Mapping[str, pa.Table],
+                            predicted_keyclips: Mapping[str, pa.Table], *, masked: bool = True,
+                            cache: SimilarityCache | None = None) -> tuple[pa.Table, pa.Table]:
+    """:func:`table5` and the per-clip scores behind it (:data:`~cookproc.schemas.CLIP_SCORES`)."""
     cache = cache or SimilarityCache()
     gold = gold_sets(clips)
+    order = _clip_order(clips)
     sources = {name: keyclip_flags(clips, t, what=f"key-clip system {name}") for name, t in predicted_keyclips.items()}
     rows = []
+    clip_columns: dict[str, list] = {name: [] for name in CLIP_SCORES.names}
     for system, tuples in tuple_systems.items():
         pred = prediction_sets(clips, tuples, what=f"tuple system {system}")
         blocks = [(ORACLE, "oracle", None, False)]
@@ -76,10 +85,19 @@ def table5(clips: pa.Table, tuple_systems: Mapping[str, pa.Table], predicted_key
                 blocks.append((source, "predicted-masked", flags, True))
         for source, counting, flags, mask in blocks:
             for cell in score_table5_cells(gold, pred, flags, masked=mask, cache=cache):
+                per_clip = cell.pop("clips")
                 rows.append({"system": system, "keyclips": source, "counting": counting, **cell,
                              "precision": 100 * cell["precision"], "recall": 100 * cell["recall"],
                              "f1": 100 * cell["f1"]})
-    return to_table(rows, TABLE5, what="table5")
+                n = len(per_clip.positions)
+                for name, value in (("system", system), ("keyclips", source), ("counting", counting),
+                                    ("field", cell["field"]), ("mode", cell["mode"])):
+                    clip_columns[name].extend([value] * n)
+                clip_columns["video_id"].extend(order[i][0] for i in per_clip.positions)
+                clip_columns["clip_idx"].extend(order[i][1] for i in per_clip.positions)
+                clip_columns["precision"].extend(per_clip.precision)
+                clip_columns["recall"].extend(per_clip.recall)
+    return to_table(rows, TABLE5, what="table5"), pa.table(clip_columns, schema=CLIP_SCORES)
 
 
 # ----------------------------------------------------------------------------- renderings

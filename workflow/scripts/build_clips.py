@@ -6,7 +6,7 @@ from cookproc.schemas import CLIP_KEY, CLIPS, write_parquet
 with script_logging(snakemake) as log:
     clips = read_clips(
         snakemake.input.csv,
-        repairs=read_repairs(snakemake.input.repairs) if snakemake.input.repairs else [],
+        repairs=[r for path in snakemake.input.repairs for r in read_repairs(path)],
         video_durations=video_durations_from_manifest(snakemake.input.manifest),
     )
     write_parquet(clips, snakemake.output[0], CLIPS, sort_keys=CLIP_KEY)
