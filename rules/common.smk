@@ -28,8 +28,17 @@ wildcard_constraints:
     user=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
 
 
+def script_lib(script):
+    """Library files that ``workflow/scripts/<script>.py`` imports (transitively): listed as a rule's
+    inputs so that editing any of them reruns the rule (cookproc.deps reads them from the source)."""
+    from cookproc.deps import imported_library_files
+
+    path = os.path.join(REPO_DIR, "workflow", "scripts", f"{script}.py")
+    return [str(p) for p in imported_library_files(path, LIB)]
+
+
 def lib(*modules):
-    """Library files a rule's script imports: listed as inputs so that editing them reruns the rule."""
+    """Explicitly named library files (prefer script_lib, which cannot forget one)."""
     return [f"{LIB}/__init__.py"] + [f"{LIB}/{m}.py" for m in modules]
 
 

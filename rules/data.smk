@@ -26,7 +26,7 @@ rule verify_upstream:
         files=[upstream(f) for f in UPSTREAM_FILES],
         folders=[upstream(f) for f in UPSTREAM_FOLDERS],
         checksums=UPSTREAM_CHECKSUMS,
-        lib=lib("upstream", "errors", "logs"),
+        lib=script_lib("verify_upstream"),
     output:
         "results/dataset/upstream-checksums.tsv",
     params:
@@ -44,7 +44,7 @@ rule clips:
         manifest=upstream("youcook2/clip_manifest_10s.txt"),
         repairs=repairs_file(),
         verified="results/dataset/upstream-checksums.tsv",
-        lib=lib("dataset", "schemas", "errors", "logs"),
+        lib=script_lib("build_clips"),
     output:
         "results/dataset/clips.parquet",
     log:
@@ -56,7 +56,7 @@ rule clips:
 rule dataset_stats:
     input:
         clips="results/dataset/clips.parquet",
-        lib=lib("stats", "dataset", "metrics", "schemas", "logs"),
+        lib=script_lib("dataset_stats"),
     output:
         table="results/table2.csv",
         verbs="results/figures/figure3_verbs.png",

@@ -5,7 +5,7 @@ rule table4:
     input:
         clips="results/dataset/clips.parquet",
         systems=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),
-        lib=lib("tables", "metrics", "schemas", "logs"),
+        lib=script_lib("table4"),
     output:
         tidy="results/table4.csv",
         wide="results/table4_wide.csv",
@@ -23,7 +23,7 @@ rule table5:
         clips="results/dataset/clips.parquet",
         tuples=expand("results/tuples/{system}.parquet", system=tuple_systems()),
         keyclips=expand("results/keyclips/{system}.parquet", system=config["tables"]["predicted_keyclips"]),
-        lib=lib("tables", "metrics", "schemas", "logs"),
+        lib=script_lib("table5"),
     output:
         tidy="results/table5.csv",
         wide="results/table5_wide.csv",
@@ -47,7 +47,7 @@ rule confidence_intervals:
         clips="results/dataset/clips.parquet",
         clip_scores="results/scores/table5_clips.parquet",
         keyclips=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),
-        lib=lib("bootstrap", "tables", "metrics", "schemas", "logs"),
+        lib=script_lib("confidence_intervals"),
     output:
         table4="results/table4_ci.csv",
         table5="results/table5_ci.csv",

@@ -1,1 +1,52 @@
-# Stage rules: kiddon (see CONTRIBUTING.md).
+# Stage rules: kiddon (see CONTRIBUTING.md). The Kiddon et al. (2015) unsupervised segmenter:
+# trained by hard EM on all YouCook2 transcripts, then run on the benchmark clips. It is the
+# tuple systems "kiddon" (every frame of a clip) and "kiddon-first-frame" (the paper's layout:
+# first frame of a sentence, clips merged by the original sentence splitter get nothing), and
+# the key-clip system "kiddon" (a clip is key when a predicate is found).
+
+KIDDON = config["kiddon"]
+
+
+rule kiddon_train:
+    input:
+        transcripts=upstream("youcook2/transcript"),
+        lexicon=upstream("youcook2/1.2.cooking_vocab.strict_filtered.unsorted.lst"),
+        verified="results/dataset/upstream-checksums.tsv",
+        lib=script_lib("kiddon_train"),
+    output:
+        model="results/kiddon/model.json",
+        iterations="results/kiddon/iterations.parquet",
+    params:
+        iterations=KIDDON["iterations"],
+        settings={
+            "ignore_words": KIDDON["ignore_words"],
+            "ignore_capital_i": KIDDON["ignore_capital_i"],
+            "lowercase_i_is_pronoun": KIDDON["lowercase_i_is_pronoun"],
+            "then_is_conjunction": KIDDON["then_is_conjunction"],
+            "max_candidates": KIDDON["max_candidates"],
+        },
+    log:
+        "logs/kiddon/kiddon_train.log",
+    benchmark:
+        "benchmarks/kiddon/kiddon_train.tsv"
+    script:
+        "../workflow/scripts/kiddon_train.py"
+
+
+rule kiddon_segment:
+    input:
+        model="results/kiddon/model.json",
+        clips="results/dataset/clips.parquet",
+        lib=script_lib("kiddon_segment"),
+    output:
+        frames="results/kiddon/frames.parquet",
+        keyclips="results/keyclips/kiddon.parquet",
+        tuples="results/tuples/kiddon.parquet",
+        first_frame="results/tuples/kiddon-first-frame.parquet",
+    params:
+        system="kiddon",
+        first_frame_system="kiddon-first-frame",
+    log:
+        "logs/kiddon/kiddon_segment.log",
+    script:
+        "../workflow/scripts/kiddon_segment.py"

@@ -5,7 +5,7 @@ rule import_upstream_neural:
     input:
         tsv=upstream("youcook2/reviewed_0812.attach_key_sent_selection.tsv"),
         clips="results/dataset/clips.parquet",
-        lib=lib("systems", "dataset", "schemas", "errors", "logs"),
+        lib=script_lib("import_upstream_neural"),
     output:
         "results/keyclips/upstream-neural.parquet",
     log:
@@ -18,7 +18,7 @@ rule import_upstream_srl:
     input:
         json=upstream("youcook2/srl_pred.json"),
         clips="results/dataset/clips.parquet",
-        lib=lib("systems", "dataset", "schemas", "errors", "logs"),
+        lib=script_lib("import_upstream_srl"),
     output:
         keyclips="results/keyclips/upstream-srl-heur.parquet",
         tuples="results/tuples/upstream-srl-heur.parquet",
@@ -32,7 +32,7 @@ rule import_user_keyclips:
     input:
         system=user_keyclips_file,
         clips="results/dataset/clips.parquet",
-        lib=lib("systems", "schemas", "errors", "logs"),
+        lib=script_lib("import_user_system"),
     output:
         "results/keyclips/user-{user}.parquet",
     params:
@@ -47,7 +47,7 @@ rule import_user_tuples:
     input:
         system=user_tuples_file,
         clips="results/dataset/clips.parquet",
-        lib=lib("systems", "schemas", "errors", "logs"),
+        lib=script_lib("import_user_system"),
     output:
         "results/tuples/user-{user}.parquet",
     params:

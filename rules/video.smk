@@ -1,1 +1,265 @@
-# Stage rules: video (see CONTRIBUTING.md).
+# Stage rules: video (see CONTRIBUTING.md). Frames and ResNet-50 features per clip, TSM per
+# 5-second segment (own run on local videos, or upstream's predictions imported), alignment of
+# segments to clips, and the visual / fusion tuple systems visual-, fusion-naive-,
+# fusion-oracle-{source}-{variant} (variant paper: upstream's procedure; corrected: see
+# workflow/cookproc/video/tuples.py).
+from cookproc.video.frames import VideoError, find_video
+
+VISUAL = config["visual"]
+VISUAL_KINDS = {"visual": "visual", "naive": "fusion-naive", "oracle": "fusion-oracle"}
+
+
+wildcard_constraints:
+    video_id=r"[A-Za-z0-9_-]+",
+    source=r"upstream|tsm",
+    variant=r"paper|corrected",
+
+
+def local_video(wildcards):
+    """The video file of one job, or nothing: a missing video then fails (or is skipped) inside the
+    job with a clear message instead of stopping the whole DAG."""
+    try:
+        return [str(find_video(VISUAL["videos_dir"], wildcards.video_id, VISUAL["video_extensions"]))]
+    except VideoError:
+        return []
+
+
+def configured_file(path):
+    """A user asset as an input when configured; when not, the script says which key to set."""
+    return [path] if path else []
+
+
+def listed_videos():
+    with checkpoints.video_list.get().output[0].open() as handle:
+        return [line.strip() for line in handle if line.strip()]
+
+
+def frame_feature_parts(wildcards):
+    return expand("results/features/frames/videos/{video_id}.parquet", video_id=listed_videos())
+
+
+def frame_feature_statuses(wildcards):
+    return expand("results/features/frames/videos/{video_id}.status.tsv", video_id=listed_videos())
+
+
+def tsm_parts(wildcards):
+    return expand("results/visual/tsm/videos/{video_id}.parquet", video_id=listed_videos())
+
+
+def tsm_statuses(wildcards):
+    return expand("results/visual/tsm/videos/{video_id}.status.tsv", video_id=listed_videos())
+
+
+checkpoint video_list:
+    input:
+        clips="results/dataset/clips.parquet",
+        lib=script_lib("video_list"),
+    output:
+        "results/visual/videos.txt",
+    params:
+        video_ids=VISUAL["video_ids"],
+    log:
+        "logs/video/video_list.log",
+    script:
+        "../workflow/scripts/video_list.py"
+
+
+rule video_frame_features:
+    input:
+        clips="results/dataset/clips.parquet",
+        video=local_video,
+        checkpoint=configured_file(VISUAL["resnet"]["checkpoint"]),
+        lib=script_lib("video_frame_features"),
+    output:
+        features="results/features/frames/videos/{video_id}.parquet",
+        status="results/features/frames/videos/{video_id}.status.tsv",
+    params:
+        videos_dir=VISUAL["videos_dir"],
+        extensions=VISUAL["video_extensions"],
+        skip_bad=VISUAL["skip_bad_videos"],
+        device=VISUAL["device"],
+        checkpoint=VISUAL["resnet"]["checkpoint"],
+        frames_per_clip=VISUAL["resnet"]["frames_per_clip"],
+        resize=VISUAL["resnet"]["resize"],
+        crop=VISUAL["resnet"]["crop"],
+        batch_size=VISUAL["resnet"]["batch_size"],
+    threads: 4
+    resources:
+        gpu=1,
+        mem_mb=12000,
+        runtime=60,
+    log:
+        "logs/video/video_frame_features/{video_id}.log",
+    benchmark:
+        "benchmarks/video/video_frame_features/{video_id}.tsv"
+    script:
+        "../workflow/scripts/video_frame_features.py"
+
+
+rule video_frame_features_gather:
+    input:
+        parts=frame_feature_parts,
+        statuses=frame_feature_statuses,
+        lib=script_lib("video_gather"),
+    output:
+        table="results/features/frames/resnet50.parquet",
+        skipped="results/features/frames/resnet50.skipped.tsv",
+    params:
+        kind="frame_features",
+    log:
+        "logs/video/video_frame_features_gather.log",
+    script:
+        "../workflow/scripts/video_gather.py"
+
+
+rule video_tsm:
+    input:
+        video=local_video,
+        checkpoint=configured_file(VISUAL["tsm"]["checkpoint"]),
+        verb_classes=upstream("youcook2/EPIC_verb_classes.csv"),
+        noun_classes=upstream("youcook2/EPIC_noun_classes.csv"),
+        lib=script_lib("video_tsm"),
+    output:
+        segments="results/visual/tsm/videos/{video_id}.parquet",
+        status="results/visual/tsm/videos/{video_id}.status.tsv",
+    params:
+        videos_dir=VISUAL["videos_dir"],
+        extensions=VISUAL["video_extensions"],
+        skip_bad=VISUAL["skip_bad_videos"],
+        device=VISUAL["device"],
+        checkpoint=VISUAL["tsm"]["checkpoint"],
+        segment_count=VISUAL["tsm"]["segment_count"],
+        segment_s=VISUAL["tsm"]["segment_s"],
+        top_k=VISUAL["tsm"]["top_k"],
+        resize=VISUAL["tsm"]["resize"],
+        crop=VISUAL["tsm"]["crop"],
+        batch_size=VISUAL["tsm"]["batch_size"],
+    threads: 4
+    resources:
+        gpu=1,
+        mem_mb=16000,
+        runtime=120,
+    log:
+        "logs/video/video_tsm/{video_id}.log",
+    benchmark:
+        "benchmarks/video/video_tsm/{video_id}.tsv"
+    script:
+        "../workflow/scripts/video_tsm.py"
+
+
+rule video_tsm_gather:
+    input:
+        parts=tsm_parts,
+        statuses=tsm_statuses,
+        lib=script_lib("video_gather"),
+    output:
+        table="results/visual/tsm/tsm.parquet",
+        skipped="results/visual/tsm/tsm.skipped.tsv",
+    params:
+        kind="tsm_segments",
+    log:
+        "logs/video/video_tsm_gather.log",
+    script:
+        "../workflow/scripts/video_gather.py"
+
+
+rule video_import_upstream_tsm:
+    input:
+        manifest=upstream("youcook2/clip_manifest_10s.txt"),
+        predictions=upstream("youcook2/clip_prediction_5s.txt"),
+        verb_classes=upstream("youcook2/EPIC_verb_classes.csv"),
+        noun_classes=upstream("youcook2/EPIC_noun_classes.csv"),
+        verified="results/dataset/upstream-checksums.tsv",
+        lib=script_lib("video_import_upstream_tsm"),
+    output:
+        "results/visual/tsm/upstream.parquet",
+    log:
+        "logs/video/video_import_upstream_tsm.log",
+    script:
+        "../workflow/scripts/video_import_upstream_tsm.py"
+
+
+rule video_align:
+    input:
+        clips="results/dataset/clips.parquet",
+        segments="results/visual/tsm/{source}.parquet",
+        lib=script_lib("video_align"),
+    output:
+        "results/visual/aligned/{source}.parquet",
+    params:
+        timing="clips",
+    log:
+        "logs/video/video_align/{source}.log",
+    script:
+        "../workflow/scripts/video_align.py"
+
+
+# The paper variant aligns with the clip times upstream computed (its TimeStamp parsing included).
+rule video_align_paper:
+    input:
+        clips="results/dataset/clips.parquet",
+        segments="results/visual/tsm/{source}.parquet",
+        csv=upstream("youcook2/reviewed_0812.csv"),
+        lib=script_lib("video_align"),
+    output:
+        "results/visual/aligned/{source}.paper.parquet",
+    params:
+        timing="upstream",
+    log:
+        "logs/video/video_align_paper/{source}.log",
+    script:
+        "../workflow/scripts/video_align.py"
+
+
+rule video_tuples_paper:
+    input:
+        clips="results/dataset/clips.parquet",
+        aligned="results/visual/aligned/{source}.paper.parquet",
+        utterance=f"results/tuples/{VISUAL['utterance_system']}.parquet",
+        verb_classes=upstream("youcook2/EPIC_verb_classes.csv"),
+        noun_classes=upstream("youcook2/EPIC_noun_classes.csv"),
+        lib=script_lib("video_tuples"),
+    output:
+        visual="results/tuples/visual-{source}-paper.parquet",
+        naive="results/tuples/fusion-naive-{source}-paper.parquet",
+        oracle="results/tuples/fusion-oracle-{source}-paper.parquet",
+    params:
+        source="{source}",
+        variant="paper",
+        tie_key=VISUAL["paper"]["tie_key"],
+        max_rank=VISUAL["max_rank"],
+    log:
+        "logs/video/video_tuples_paper/{source}.log",
+    script:
+        "../workflow/scripts/video_tuples.py"
+
+
+rule video_tuples_corrected:
+    input:
+        clips="results/dataset/clips.parquet",
+        aligned="results/visual/aligned/{source}.parquet",
+        utterance=f"results/tuples/{VISUAL['utterance_system']}.parquet",
+        verb_classes=upstream("youcook2/EPIC_verb_classes.csv"),
+        noun_classes=upstream("youcook2/EPIC_noun_classes.csv"),
+        lib=script_lib("video_tuples"),
+    output:
+        visual="results/tuples/visual-{source}-corrected.parquet",
+        naive="results/tuples/fusion-naive-{source}-corrected.parquet",
+        oracle="results/tuples/fusion-oracle-{source}-corrected.parquet",
+    params:
+        source="{source}",
+        variant="corrected",
+        drop_nouns=VISUAL["corrected"]["drop_nouns"],
+        wordnet_expansion=VISUAL["corrected"]["wordnet_expansion"],
+        wordnet_max_senses=VISUAL["corrected"]["wordnet_max_senses"],
+        max_rank=VISUAL["max_rank"],
+    log:
+        "logs/video/video_tuples_corrected/{source}.log",
+    script:
+        "../workflow/scripts/video_tuples.py"
+
+
+rule visual_all:
+    input:
+        expand("results/tuples/{kind}-{source}-{variant}.parquet", kind=list(VISUAL_KINDS.values()),
+               source=VISUAL["sources"], variant=VISUAL["variants"]),

@@ -1,0 +1,43 @@
+"""Which library files a workflow script runs: its ``cookproc`` imports, followed transitively.
+
+Rules list these files as inputs, so editing a library module reruns exactly the rules whose
+scripts can execute it. Imports are read from the source (absolute or relative, at module level or
+inside functions); a superset is safe (it can only rerun too much, never too little).
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+
+def imported_library_files(script: str | Path, library: str | Path) -> list[Path]:
+    """Library files (``library`` is the ``cookproc`` package folder) that ``script`` imports,
+    directly or through other library modules, sorted; the package's ``__init__.py`` included."""
+    script, library = Path(script), Path(library)
+    seen: set[Path] = {library / "__init__.py"}
+    todo = [script]
+    while todo:
+        current = todo.pop()
+        package = list(current.parent.relative_to(library).parts) if current.is_relative_to(library) else None
+        for node in ast.walk(ast.parse(current.read_text(encoding="utf-8"), filename=str(current))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level > 0 and package is not None:
+                base = package[: len(package) - (node.level - 1)]
+                module = ["cookproc", *base, *(node.module.split(".") if node.module else [])]
+                names = [".".join(module)] + [".".join(module + [alias.name]) for alias in node.names]
+            for name in names:
+                if name != "cookproc" and not name.startswith("cookproc."):
+                    continue
+                parts = name.split(".")[1:]
+                # Importing a.b.c runs the __init__ of every package on the way.
+                for depth in range(1, len(parts) + 1):
+                    rel = Path(*parts[:depth])
+                    for candidate in (library / f"{rel}.py", library / rel / "__init__.py"):
+                        if candidate.exists() and candidate not in seen:
+                            seen.add(candidate)
+                            todo.append(candidate)
+    return sorted(seen)

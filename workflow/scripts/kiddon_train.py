@@ -1,0 +1,23 @@
+"""Train the Kiddon et al. (2015) segmenter by hard EM on the transcript corpus."""
+import time
+
+from cookproc.kiddon.corpus import ITERATIONS, iterations_table, read_lexicon, read_transcripts
+from cookproc.kiddon.segmenter import Settings, corpus_sentences, train
+from cookproc.logs import script_logging
+from cookproc.schemas import atomic_write_text, write_parquet
+from cookproc.wordnet import has_verb_synset
+
+with script_logging(snakemake) as log:
+    started = time.perf_counter()
+    documents = read_transcripts(snakemake.input.transcripts)
+    lexicon = read_lexicon(snakemake.input.lexicon)
+    corpus = corpus_sentences(documents)
+    log.info("read %d transcripts: %d sentences (%d distinct); lexicon of %d words",
+             len(documents), sum(corpus.values()), len(corpus), len(lexicon))
+    settings = Settings.from_dict(snakemake.params.settings)
+    model, history = train(corpus, lexicon, has_verb_synset, iterations=snakemake.params.iterations,
+                           settings=settings)
+    atomic_write_text(snakemake.output.model, model.to_json())
+    write_parquet(iterations_table(history), snakemake.output.iterations, ITERATIONS, sort_keys=["iteration"])
+    log.info("wrote a model of %d verbs (%d predicates) after %d iterations in %.1fs",
+             len(model.verb_counts), model.total_verbs, len(history), time.perf_counter() - started)

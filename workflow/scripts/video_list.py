@@ -1,0 +1,14 @@
+"""The benchmark videos the visual rules decode (all, or the configured subset), one id a line."""
+from cookproc.logs import script_logging
+from cookproc.schemas import CLIPS, atomic_write_text, read_parquet
+
+with script_logging(snakemake) as log:
+    clips = read_parquet(snakemake.input.clips, CLIPS)
+    benchmark = sorted(set(clips.column("video_id").to_pylist()))
+    wanted = list(snakemake.params.video_ids)
+    unknown = sorted(set(wanted) - set(benchmark))
+    if unknown:
+        raise ValueError(f"visual.video_ids names videos that are not in the benchmark: {unknown}")
+    videos = sorted(wanted) if wanted else benchmark
+    atomic_write_text(snakemake.output[0], "".join(f"{v}\n" for v in videos))
+    log.info("%d of %d benchmark videos", len(videos), len(benchmark))
