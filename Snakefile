@@ -16,6 +16,8 @@ include: "rules/kiddon.smk"
 include: "rules/video.smk"
 include: "rules/keyclips.smk"
 include: "rules/evaluate.smk"
+include: "rules/user.smk"
+include: "rules/report.smk"
 
 
 rule all:
@@ -24,4 +26,8 @@ rule all:
         "results/table4.csv",
         "results/table5.csv",
         "results/significance.csv",
+        "results/srl/agreement-tagger.tsv",
+        "results/srl/corpus/alignment.txt",
+        # Everything the HTML report (snakemake --report results/report.html) shows.
+        REPORT_TARGETS,
     default_target: True

@@ -8,11 +8,15 @@ PYTHON=${PYTHON:-python3.11}
 command -v "$PYTHON" >/dev/null || PYTHON=python3
 "$PYTHON" -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required (torch wheels)"'
 
-# WordNet 3.0 (Debian) for NLTK; needs root, so skipped with a note when already installed.
-if [ ! -f /usr/share/wordnet/data.verb ] || [ ! -f /usr/share/wordnet/index.sense ]; then
+# Debian packages (root or sudo; skipped when present): WordNet 3.0 for NLTK, and headless
+# Chromium, in which the report test opens the HTML report.
+missing=()
+[ -f /usr/share/wordnet/data.verb ] && [ -f /usr/share/wordnet/index.sense ] || missing+=(wordnet-base wordnet-sense-index)
+command -v chromium >/dev/null || missing+=(chromium)
+if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq wordnet-base wordnet-sense-index
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv

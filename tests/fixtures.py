@@ -142,6 +142,55 @@ def write_tiny_upstream(root: str | Path) -> Path:
     return root
 
 
+# A tiny PropBank-EWT pair (skeletons without words + CoNLL-U with words), one document per split,
+# so that the SRL corpus, training and tagging rules run end to end on the fixture.
+EWT_SKELETON = """\
+google/ewt/answers/00/{doc}.xml 0 0 [WORD] VB (TOP(S(VP* chop chop.01 (V*)
+google/ewt/answers/00/{doc}.xml 0 1 [WORD] DT (NP* - - (ARG1*
+google/ewt/answers/00/{doc}.xml 0 2 [WORD] NNS *) - - *)
+google/ewt/answers/00/{doc}.xml 0 3 [WORD] IN (PP* - - (ARGM-LOC*
+google/ewt/answers/00/{doc}.xml 0 4 [WORD] DT (NP* - - *
+google/ewt/answers/00/{doc}.xml 0 5 [WORD] NN *))) - - *)
+google/ewt/answers/00/{doc}.xml 0 6 [WORD] . *)) - - *
+
+google/ewt/answers/00/{doc}.xml 1 0 [WORD] PRP (TOP(S(NP*) - - (ARG0*)
+google/ewt/answers/00/{doc}.xml 1 1 [WORD] VBD (VP* add add.02 (V*)
+google/ewt/answers/00/{doc}.xml 1 2 [WORD] NN (NP*)) - - (ARG1*)
+google/ewt/answers/00/{doc}.xml 1 3 [WORD] . *)) - - *
+"""
+EWT_CONLLU = """\
+# sent_id = 1
+1\tchop\tchop\tVERB\tVB\t_\t0\troot\t_\t_
+2\tthe\tthe\tDET\tDT\t_\t3\tdet\t_\t_
+3\tonions\tonion\tNOUN\tNNS\t_\t1\tobj\t_\t_
+4\ton\ton\tADP\tIN\t_\t6\tcase\t_\t_
+5\tthe\tthe\tDET\tDT\t_\t6\tdet\t_\t_
+6\tboard\tboard\tNOUN\tNN\t_\t1\tobl\t_\t_
+7\t.\t.\tPUNCT\t.\t_\t1\tpunct\t_\t_
+
+# sent_id = 2
+1\twe\twe\tPRON\tPRP\t_\t2\tnsubj\t_\t_
+2\tadded\tadd\tVERB\tVBD\t_\t0\troot\t_\t_
+3\tsalt\tsalt\tNOUN\tNN\t_\t2\tobj\t_\t_
+4\t.\t.\tPUNCT\t.\t_\t2\tpunct\t_\t_
+"""
+
+
+def write_tiny_propbank_ewt(root: str | Path) -> Path:
+    """A propbank-ewt folder (layout of ../shared/data/propbank-ewt) with one document per split."""
+    root = Path(root)
+    (root / "propbank-release/docs/evaluation").mkdir(parents=True, exist_ok=True)
+    for split, doc in (("train", "d1"), ("dev", "d2"), ("test", "d3")):
+        (root / f"propbank-release/docs/evaluation/ewt.{split}.txt").write_text(f"answers/00/{doc}.xml\n")
+        skel = root / f"propbank-release/data/google/ewt/answers/00/{doc}.xml.gold_skel"
+        skel.parent.mkdir(parents=True, exist_ok=True)
+        skel.write_text(EWT_SKELETON.format(doc=doc))
+        conllu = root / f"UD_English-EWT/not-to-release/sources/answers/{doc}.xml.conllu"
+        conllu.parent.mkdir(parents=True, exist_ok=True)
+        conllu.write_text(EWT_CONLLU)
+    return root
+
+
 def n_clips() -> int:
     return sum(len(clips) for _, clips in VIDEOS.values())
 
@@ -163,6 +212,20 @@ def deep_merge(base: dict, overrides: dict) -> dict:
     return out
 
 
+#: Tables restricted to the upstream systems: for tests about the tables, report or user systems
+#: rather than about a stage (each stage's tests cover its own systems), and quicker.
+UPSTREAM_SYSTEMS_ONLY = {"tables": {"keyclip_systems": ["upstream-neural", "upstream-srl-heur"],
+                                    "tuple_systems": ["upstream-srl-heur"], "predicted_keyclips": ["upstream-neural"]}}
+
+
+def fixture_overrides(upstream_dir: str | Path) -> dict:
+    """Config settings that point the workflow at the fixture: its upstream folder (unpinned, so no
+    checksums or repairs) and a tiny EWT pair beside it on which the SRL tagger trains briefly."""
+    ewt = write_tiny_propbank_ewt(Path(upstream_dir).parent / "propbank-ewt")
+    return {"upstream": {"dir": str(upstream_dir), "verify_checksums": False, "repairs": None},
+            "srl": {"propbank_ewt_dir": str(ewt), "epochs": 2, "hidden": 16, "projection": 16, "device": "cpu"}}
+
+
 def make_workdir(workdir: str | Path, upstream_dir: str | Path, overrides: dict | None = None) -> Path:
     """A working directory with the repository's config.yaml pointed at ``upstream_dir``."""
     import yaml
@@ -170,7 +233,7 @@ def make_workdir(workdir: str | Path, upstream_dir: str | Path, overrides: dict 
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     config = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
-    config = deep_merge(config, {"upstream": {"dir": str(upstream_dir), "verify_checksums": False, "repairs": None}})
+    config = deep_merge(config, fixture_overrides(upstream_dir))
     config = deep_merge(config, overrides or {})
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return workdir

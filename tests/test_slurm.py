@@ -155,7 +155,11 @@ def test_fixture_workflow_runs_on_slurm_through_the_profile(tmp_path):
     """The real workflow, on the tiny fixture dataset, every non-local job submitted to SLURM."""
     from fixtures import make_workdir, write_tiny_upstream
 
-    workdir = make_workdir(tmp_path / "work", write_tiny_upstream(tmp_path / "upstream"))
+    # A cross-section of the stages (upstream import, SRL training and tagging, Kiddon, scoring),
+    # not every system: each SLURM job costs seconds of scheduling.
+    workdir = make_workdir(tmp_path / "work", write_tiny_upstream(tmp_path / "upstream"), {"tables": {
+        "keyclip_systems": ["upstream-neural", "srl-heur-tagger"],
+        "tuple_systems": ["srl-heur-tagger", "kiddon-first-frame"], "predicted_keyclips": ["upstream-neural"]}})
     plan = run_on_slurm(workdir, "--snakefile", str(REPO / "Snakefile"), "--dry-run")
     planned = set(re.findall(r"^rule (\S+):$", plan, re.MULTILINE))  # `localrule` ones run here
     assert "table5" in planned

@@ -9,13 +9,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from cookproc.metrics import score_keyclips
-from fixtures import VIDEOS, make_workdir, n_clips, run_snakemake
+from fixtures import UPSTREAM_SYSTEMS_ONLY, VIDEOS, make_workdir, n_clips, run_snakemake
 
 pytestmark = pytest.mark.slow
 TARGETS = ("results/table2.csv", "results/table4.csv", "results/table5.csv")
-# The configured systems of these tests (the stages' own tests cover theirs); user systems follow.
-UPSTREAM_SYSTEMS_ONLY = {"tables": {"keyclip_systems": ["upstream-neural", "upstream-srl-heur"],
-                                    "tuple_systems": ["upstream-srl-heur"], "predicted_keyclips": ["upstream-neural"]}}
+
 
 
 def read_csv(path):

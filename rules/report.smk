@@ -1,0 +1,128 @@
+# The HTML report: `snakemake --report results/report.html` collects every output flagged with
+# report() below (Tables 2, 4, 5, Figure 3, per-recipe scores, error analysis pages). The report
+# only holds outputs that exist, so REPORT_TARGETS must be built first (rule `all` requests them).
+REPORT = config["report"]
+
+
+report: "../report/workflow.rst"
+
+
+def report_caption(name):
+    return repo_path(f"report/{name}.rst")
+
+
+REPORT_TARGETS = [
+    "results/report/table2.html",
+    "results/report/table4.html",
+    "results/report/table5.html",
+    "results/report/figure3_verbs.png",
+    "results/report/figure3_arguments.png",
+    "results/report/per_recipe.csv",
+    "results/report/per_recipe_keyclips.png",
+    "results/report/per_recipe_tuples.png",
+    *expand("results/report/errors/keyclips/{system}.html", system=keyclip_systems()),
+    *expand("results/report/errors/tuples/{system}.html", system=tuple_systems()),
+]
+
+
+rule report_tables:
+    input:
+        table2="results/table2.csv",
+        table4="results/table4_wide.csv",
+        table5="results/table5_wide.csv",
+        lib=script_lib("report_tables"),
+    output:
+        table2=report("results/report/table2.html", caption=report_caption("table2"), category="Tables",
+                      labels={"table": "Table 2", "content": "dataset statistics"}),
+        table4=report("results/report/table4.html", caption=report_caption("table4"), category="Tables",
+                      labels={"table": "Table 4", "content": "key clip selection"}),
+        table5=report("results/report/table5.html", caption=report_caption("table5"), category="Tables",
+                      labels={"table": "Table 5", "content": "procedure tuples"}),
+    log:
+        "logs/report/report_tables.log",
+    script:
+        "../workflow/scripts/report_tables.py"
+
+
+# The figures are copied so that the report flag lives here, next to the report's other entries.
+rule report_figure3:
+    input:
+        verbs="results/figures/figure3_verbs.png",
+        arguments="results/figures/figure3_arguments.png",
+        lib=script_lib("report_copy"),
+    output:
+        verbs=report("results/report/figure3_verbs.png", caption=report_caption("figure3"), category="Figures",
+                     labels={"figure": "Figure 3", "field": "verbs"}),
+        arguments=report("results/report/figure3_arguments.png", caption=report_caption("figure3"),
+                         category="Figures", labels={"figure": "Figure 3", "field": "arguments"}),
+    log:
+        "logs/report/report_figure3.log",
+    script:
+        "../workflow/scripts/report_copy.py"
+
+
+rule report_per_recipe:
+    input:
+        clips="results/dataset/clips.parquet",
+        keyclips=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),
+        tuples=expand("results/tuples/{system}.parquet", system=tuple_systems()),
+        lib=script_lib("report_per_recipe"),
+    output:
+        table=report("results/report/per_recipe.csv", caption=report_caption("per_recipe_table"),
+                     category="Per-recipe scores", labels={"what": "all scores (CSV)"}),
+        keyclips=report("results/report/per_recipe_keyclips.png", caption=report_caption("per_recipe_keyclips"),
+                        category="Per-recipe scores", labels={"what": "key clips F1"}),
+        tuples=report("results/report/per_recipe_tuples.png", caption=report_caption("per_recipe_tuples"),
+                      category="Per-recipe scores", labels={"what": "tuples F1 (oracle key clips)"}),
+    params:
+        keyclip_systems=keyclip_systems(),
+        tuple_systems=tuple_systems(),
+        mode=REPORT["per_recipe_mode"],
+    threads: 2
+    log:
+        "logs/report/report_per_recipe.log",
+    benchmark:
+        "benchmarks/report/report_per_recipe.tsv"
+    script:
+        "../workflow/scripts/report_per_recipe.py"
+
+
+rule report_errors_keyclips:
+    input:
+        clips="results/dataset/clips.parquet",
+        system="results/keyclips/{system}.parquet",
+        lib=script_lib("report_errors"),
+    output:
+        report("results/report/errors/keyclips/{system}.html", caption=report_caption("errors_keyclips"),
+               category="Error analysis", subcategory="Key clips", labels={"system": "{system}"}),
+    params:
+        kind="keyclips",
+        top=REPORT["top_errors"],
+        examples=REPORT["examples"],
+    log:
+        "logs/report/report_errors_keyclips/{system}.log",
+    script:
+        "../workflow/scripts/report_errors.py"
+
+
+rule report_errors_tuples:
+    input:
+        clips="results/dataset/clips.parquet",
+        system="results/tuples/{system}.parquet",
+        lib=script_lib("report_errors"),
+    output:
+        report("results/report/errors/tuples/{system}.html", caption=report_caption("errors_tuples"),
+               category="Error analysis", subcategory="Tuples", labels={"system": "{system}"}),
+    params:
+        kind="tuples",
+        top=REPORT["top_errors"],
+        examples=REPORT["examples"],
+    log:
+        "logs/report/report_errors_tuples/{system}.log",
+    script:
+        "../workflow/scripts/report_errors.py"
+
+
+rule report_all:
+    input:
+        REPORT_TARGETS,

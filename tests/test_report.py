@@ -1,0 +1,185 @@
+"""The report material (per-recipe scores, error analysis) and Snakemake's HTML report in Chromium."""
+import html
+import json
+import re
+import shutil
+import subprocess
+
+import pyarrow as pa
+import pytest
+
+from cookproc.metrics import score_keyclips
+from cookproc.report import csv_page, keyclip_errors, per_recipe_scores, tuple_errors
+from cookproc.schemas import CLIPS, GOLD_ARG_ROLES
+from fixtures import UPSTREAM_SYSTEMS_ONLY, make_workdir, run_snakemake
+
+# (video, recipe, sentence, gold key, gold verbs, gold args)
+ROWS = [
+    ("v1", "soup", "chop the onions .", True, ["chop"], ["onions"]),
+    ("v1", "soup", "add the salt .", True, ["add"], ["salt"]),
+    ("v1", "soup", "thanks for watching .", False, [], []),
+    ("v2", "cake", "whisk the eggs .", True, ["whisk"], ["eggs"]),
+    ("v2", "cake", "bake it .", True, ["bake"], ["cake", "oven"]),
+]
+
+
+def clips_table():
+    rows = []
+    for i, (video, recipe, sentence, key, verbs, args) in enumerate(ROWS):
+        idx = sum(r[0] == video for r in ROWS[:i])
+        rows.append({"video_id": video, "recipe": recipe, "clip_idx": idx, "start_s": 5.0 * idx, "end_s": None,
+                     "sentence": sentence, "is_key": key, "gold_verbs": verbs, "gold_args": args,
+                     **{f"gold_{r}": (args if r == "objects" else []) for r in GOLD_ARG_ROLES},
+                     "key_steps": "", "source_line": i + 2})
+    return pa.Table.from_pylist(rows, schema=CLIPS)
+
+
+def keyclips_table(flags, scores=None):
+    return pa.table({"system": ["s"] * len(ROWS), "video_id": [r[0] for r in ROWS],
+                     "clip_idx": [sum(x[0] == r[0] for x in ROWS[:i]) for i, r in enumerate(ROWS)],
+                     "is_key": flags, "score": scores or [None] * len(ROWS), "fold": [None] * len(ROWS)})
+
+
+def tuples_table(verbs, args):
+    return pa.table({"system": ["s"] * len(ROWS), "video_id": [r[0] for r in ROWS],
+                     "clip_idx": [sum(x[0] == r[0] for x in ROWS[:i]) for i, r in enumerate(ROWS)],
+                     "verbs": verbs, "args": args})
+
+
+def test_per_recipe_scores_match_the_metrics_on_each_recipe():
+    clips = clips_table()
+    flags = [True, False, True, True, True]
+    verbs = [["chop"], ["stir"], [], ["whisk"], ["bake"]]
+    args = [["onions"], ["salt"], ["you"], ["eggs"], ["oven"]]
+    table = per_recipe_scores(clips, {"k": keyclips_table(flags)}, {"t": tuples_table(verbs, args)}, mode="exact")
+    rows = {(r["recipe"], r["system"], r["field"]): r for r in table.to_pylist()}
+    soup = score_keyclips([True, True, False], [True, False, True])
+    assert rows[("soup", "k", "keyclips")]["f1"] == pytest.approx(100 * soup.f1)
+    assert rows[("cake", "k", "keyclips")]["f1"] == 100.0
+    # soup verbs: chop right, stir wrong (gold add) -> P = R = 50; the non-key clip is not counted.
+    assert rows[("soup", "t", "verbs")]["f1"] == 50.0 and rows[("soup", "t", "verbs")]["n_clips"] == 2
+    # cake arguments: eggs (1/1), oven of {cake, oven} (P 1, R 1/2) -> P 100, R 75.
+    assert rows[("cake", "t", "arguments")]["recall"] == 75.0 and rows[("cake", "t", "arguments")]["precision"] == 100.0
+    assert len(table) == 2 + 2 * 2
+
+
+def test_error_pages_rank_errors_and_show_sentences():
+    clips = clips_table()
+    verbs = [["chop"], ["stir"], ["thank"], ["stir"], ["bake"]]
+    args = [["onions"], ["salt"], [], ["eggs"], ["cake", "oven"]]
+    body = tuple_errors(clips, tuples_table(verbs, args), system="t", top=5, examples=2)
+    verbs_part = body.split("<h2>Arguments</h2>")[0]
+    # "stir" is wrong on two counted clips; "thank" is on a clip without gold verbs: not counted.
+    assert "<tr><td>stir</td><td class=\"num\">2</td>" in verbs_part and "thank" not in verbs_part
+    assert "add the salt ." in verbs_part and "gold: add" in verbs_part
+    assert "2 correct, 2 false positives, 2 false negatives" in verbs_part
+    assert "5 correct, 0 false positives, 0 false negatives" in body.split("<h2>Arguments</h2>")[1]
+
+    flags, scores = [False, True, True, False, True], [0.2, 0.9, 0.7, 0.1, 0.8]
+    body = keyclip_errors(clips, keyclips_table(flags, scores), system="k", top=5, examples=2)
+    assert "2 false negatives" in body and "1 false positives" in body
+    missed = body.split("<h2>Non-key")[0]
+    assert missed.index("<td>chop</td>") < missed.index("<td>whisk</td>")  # ties: alphabetical
+    assert "thanks for watching ." in body.split("<h2>Non-key")[1] and "0.700" in body
+
+
+def test_csv_page_rounds_and_escapes(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("system,f1\n<b>x</b>,61.23456\n", encoding="utf-8")
+    page = csv_page(path, "T & U")
+    assert "<title>T &amp; U</title>" in page and "&lt;b&gt;x&lt;/b&gt;" in page and ">61.2<" in page
+
+
+# ----------------------------------------------------------------------------- the HTML report
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--virtual-time-budget=10000", "--dump-dom"]
+
+# Runs inside the report page once it has loaded: decodes every embedded result as the browser
+# would (images through <img>, HTML pages through the DOM parser), shows one figure through the
+# report app itself, and writes what it saw into a <pre id="probe">.
+PROBE = """<script>
+window.addEventListener("load", () => setTimeout(async () => {
+  const out = {menu: document.querySelector("#app").innerText, results: {}};
+  for (const [path, entry] of Object.entries(results)) {
+    const seen = {mime: entry.mime_type, caption: entry.caption, labels: entry.labels};
+    if (entry.mime_type.startsWith("image/")) {
+      const img = new Image();
+      await new Promise(done => { img.onload = done; img.onerror = done; img.src = entry.data_uri; });
+      seen.width = img.naturalWidth; seen.height = img.naturalHeight;
+    } else if (entry.mime_type === "text/html") {
+      const doc = new DOMParser().parseFromString(await (await fetch(entry.data_uri)).text(), "text/html");
+      seen.title = doc.title;
+      seen.tables = doc.querySelectorAll("table").length;
+      seen.rows = doc.querySelectorAll("tbody tr").length;
+      seen.headers = Array.from(doc.querySelectorAll("th")).map(th => th.textContent);
+    }
+    out.results[path] = seen;
+  }
+  const figure = Object.keys(results).find(p => results[p].mime_type === "image/png");
+  app.setView({content: "img", contentPath: results[figure].data_uri});
+  await new Promise(done => setTimeout(done, 500));
+  const shown = document.querySelector("#app img[src^='data:image/png']");
+  out.app_image_width = shown ? shown.naturalWidth : 0;
+  const pre = document.createElement("pre");
+  pre.id = "probe";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+}, 200));
+</script>"""
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def open_in_chromium(report, tmp_path) -> dict:
+    text = report.read_text(encoding="utf-8")
+    probe = tmp_path / "probe.html"
+    end = text.rindex("</body>")
+    probe.write_text(text[:end] + PROBE + text[end:], encoding="utf-8")
+    proc = subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}",
+                           probe.as_uri()], capture_output=True, text=True, timeout=180)
+    match = re.search(r'<pre id="probe">(.*?)</pre>', proc.stdout, re.S)
+    assert match, f"the probe did not run (rc {proc.returncode}): {proc.stderr[-2000:]}"
+    return json.loads(html.unescape(match.group(1)))
+
+
+@pytest.mark.slow
+def test_html_report_in_chromium(tmp_path, tiny_upstream):
+    workdir = make_workdir(tmp_path / "run", tiny_upstream, UPSTREAM_SYSTEMS_ONLY)
+    run_snakemake(workdir, "report_all")
+    run_snakemake(workdir, "report_all", "--report", "results/report.html")
+    report = workdir / "results/report.html"
+    assert report.stat().st_size > 10_000
+    expected = ["results/report/table2.html", "results/report/table4.html", "results/report/table5.html",
+                "results/report/figure3_verbs.png", "results/report/figure3_arguments.png",
+                "results/report/per_recipe.csv", "results/report/per_recipe_keyclips.png",
+                "results/report/per_recipe_tuples.png", "results/report/errors/keyclips/upstream-neural.html",
+                "results/report/errors/keyclips/upstream-srl-heur.html",
+                "results/report/errors/tuples/upstream-srl-heur.html"]
+    if chromium() is None:
+        pytest.skip("chromium not installed (apt-get install chromium): the report was built but not opened")
+    seen = open_in_chromium(report, tmp_path)
+    assert sorted(seen["results"]) == sorted(expected)
+    for category in ("Tables", "Figures", "Per-recipe scores", "Error analysis"):
+        assert category in seen["menu"]
+    for path, result in seen["results"].items():
+        if path.endswith(".png"):
+            assert result["mime"] == "image/png" and result["width"] > 100 and result["height"] > 100, path
+        elif "/errors/" in path:  # a page per system; a system without errors of a kind has no table
+            assert result["mime"] == "text/html" and result["title"].endswith(path.rsplit("/", 1)[1][:-5]), path
+        elif path.endswith(".html"):
+            assert result["mime"] == "text/html" and result["tables"] == 1 and result["rows"] >= 1, path
+    results = seen["results"]
+    assert results["results/report/table4.html"]["headers"] == ["System", "Acc", "P", "R", "F1"]
+    assert results["results/report/table4.html"]["rows"] == 2
+    assert results["results/report/table5.html"]["headers"][:3] == ["Key clips", "Counting", "System"]
+    assert results["results/report/table2.html"]["title"] == "Table 2: gold verbs and arguments"
+    assert results["results/report/errors/tuples/upstream-srl-heur.html"]["headers"][:2] == ["item", "clips"]
+    assert results["results/report/errors/keyclips/upstream-neural.html"]["tables"] == 2  # the fixture has both kinds
+    assert "upstream-neural" in results["results/report/errors/keyclips/upstream-neural.html"]["caption"]
+    assert seen["app_image_width"] > 100  # the report app itself displays a figure

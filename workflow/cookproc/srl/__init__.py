@@ -1,0 +1,9 @@
+"""Our own semantic role labelling (the paper's AllenNLP BERT SRL cannot be installed here).
+
+Modules: ``corpus`` (PropBank EWT -> span-SRL corpus), ``bio`` (BIO <-> spans, constrained
+decoding), ``syntax`` (spaCy: tokenising transcripts, predicates, dependency features),
+``encoder`` (frozen Hugging Face encoder -> word features), ``tagger`` (the BIO tagger),
+``training`` (training and span P/R/F1), ``predict`` (labelling sentences), ``spacy_backend``
+(dependency-rule SRL), ``allennlp`` (importer of AllenNLP predictor JSON), ``frames`` (the parse
+table shared by every backend) and ``systems`` (upstream's heuristics -> key clips and tuples).
+"""

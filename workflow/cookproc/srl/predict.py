@@ -1,0 +1,57 @@
+"""Labelling sentences with a backend: the trained tagger or the spaCy rules.
+
+Both tokenise and parse with spaCy (``syntax.parse_texts``) and take the same predicates, so the
+backends differ only in how they find the arguments.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Sequence
+
+import torch
+
+from cookproc.srl import spacy_backend, syntax
+from cookproc.srl.bio import bio_to_spans
+from cookproc.srl.encoder import WordEncoder
+from cookproc.srl.frames import Chunk, chunks_from_tags
+from cookproc.srl.tagger import Tagger
+
+log = logging.getLogger(__name__)
+
+
+def load_tagger(path: str | Path) -> Tagger:
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    return Tagger.from_state(state)
+
+
+def label_with_tagger(texts: Sequence[str], tagger: Tagger, *, encoder: WordEncoder | None = None,
+                      device: str = "cpu", batch_size: int = 128) -> list[list[list[Chunk]]]:
+    """Frames of each sentence (one per predicate, in word order)."""
+    t0 = time.perf_counter()
+    parsed = syntax.parse_texts(texts)
+    log.info("spaCy: %d sentences in %.1fs", len(texts), time.perf_counter() - t0)
+    encoder = encoder or WordEncoder(tagger.encoder, device=device)
+    t0 = time.perf_counter()
+    features = encoder.encode([p.words for p in parsed])
+    log.info("encoder: %d sentences in %.1fs", len(texts), time.perf_counter() - t0)
+    instances, owner = [], []
+    for s, p in enumerate(parsed):
+        for pred in p.predicates(tagger.predicate_tags):
+            instances.append(tagger.instance(s, p, pred))
+            owner.append(s)
+    t0 = time.perf_counter()
+    tagger.head.to(device)
+    results = tagger.predict(instances, features, batch_size=batch_size, device=device)
+    log.info("tagger: %d predicates in %.1fs", len(instances), time.perf_counter() - t0)
+    frames: list[list[list[Chunk]]] = [[] for _ in texts]
+    for s, (tags, probs) in zip(owner, results):
+        frames[s].append(chunks_from_tags(parsed[s].words, bio_to_spans(tags), probs))
+    return frames
+
+
+def label_with_spacy(texts: Sequence[str], *, predicate_tags: Sequence[str] = syntax.DEFAULT_PREDICATE_TAGS
+                     ) -> list[list[list[Chunk]]]:
+    parsed = syntax.parse_texts(texts)
+    return [spacy_backend.frames_of(p, p.predicates(predicate_tags)) for p in parsed]

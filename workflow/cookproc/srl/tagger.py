@@ -1,0 +1,183 @@
+"""The BIO tagger: frozen-encoder layer mix + dependency features + predicate-aware BiLSTM head.
+
+Input per (sentence, predicate): every word's encoder layers (mixed by learned softmax weights),
+the predicate word's mixed vector copied to every position, and small embeddings of the word's
+PTB tag, its dependency label, its syntactic relation to the predicate (``syntax``), its signed
+distance to the predicate and a predicate indicator. A 2-layer BiLSTM and a linear layer give
+per-word label scores; decoding is constrained Viterbi (valid BIO, the predicate is ``B-V``).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from cookproc.srl import syntax
+from cookproc.srl.bio import viterbi_decode
+
+UNK = "<unk>"
+
+
+@dataclass
+class Vocab:
+    items: list[str]
+    index: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self):
+        self.index = {s: i for i, s in enumerate(self.items)}
+
+    @classmethod
+    def build(cls, values, *, unk: bool = True) -> "Vocab":
+        return cls(([UNK] if unk else []) + sorted(set(values) - {UNK}))
+
+    def ids(self, values: Sequence[str]) -> list[int]:
+        unk = self.index.get(UNK, 0)
+        return [self.index.get(v, unk) for v in values]
+
+    def __len__(self):
+        return len(self.items)
+
+
+@dataclass
+class HeadConfig:
+    n_layers: int
+    dim: int
+    hidden: int = 128
+    proj: int = 256
+    dropout: float = 0.3
+
+
+@dataclass
+class Instance:
+    """One predicate of one sentence, featurised (ids are into the tagger's vocabularies)."""
+    sentence: int          # index of the sentence's encoder features
+    predicate: int
+    tag_ids: list[int]
+    dep_ids: list[int]
+    rel_ids: list[int]
+    label_ids: list[int] | None = None
+
+
+class SrlHead(nn.Module):
+    """Per-sentence work (layer mix, word projection) is done once per sentence in the batch and
+    shared by its predicates; only the BiLSTM runs per (sentence, predicate)."""
+
+    def __init__(self, cfg: HeadConfig, n_tags: int, n_deps: int, n_rels: int, n_labels: int):
+        super().__init__()
+        self.cfg = cfg
+        self.mix = nn.Parameter(torch.zeros(cfg.n_layers))
+        self.word_proj = nn.Linear(cfg.dim, cfg.proj)
+        self.pred_proj = nn.Linear(cfg.dim, cfg.proj, bias=False)
+        # Symbolic features are embedded straight into the projection space and summed.
+        self.tag = nn.Embedding(n_tags, cfg.proj)
+        self.dep = nn.Embedding(n_deps, cfg.proj)
+        self.rel = nn.Embedding(n_rels, cfg.proj)
+        self.dist = nn.Embedding(2 * syntax.DISTANCE_CLIP + 1, cfg.proj)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.lstm = nn.LSTM(cfg.proj, cfg.hidden, num_layers=2, bidirectional=True, batch_first=True,
+                            dropout=cfg.dropout)
+        self.out = nn.Linear(2 * cfg.hidden, n_labels)
+
+    def forward(self, feats, sent_index, lengths, predicate, tag_ids, dep_ids, rel_ids):
+        """feats [U, N, L, D] of U sentences; sent_index/lengths/predicate [B]; ids [B, N] -> [B, N, K]."""
+        b, n = tag_ids.shape
+        words = self.drop(torch.einsum("unld,l->und", feats, torch.softmax(self.mix, 0)))
+        word_part = self.word_proj(words)[sent_index]                            # [B, N, P]
+        pred_part = self.pred_proj(words[sent_index, predicate])[:, None, :]      # [B, 1, P]
+        positions = torch.arange(n, device=tag_ids.device)[None, :]
+        dist = (positions - predicate[:, None]).clamp(-syntax.DISTANCE_CLIP, syntax.DISTANCE_CLIP) + syntax.DISTANCE_CLIP
+        x = word_part + pred_part + self.tag(tag_ids) + self.dep(dep_ids) + self.rel(rel_ids) + self.dist(dist)
+        x = self.drop(torch.relu(x))
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        h, _ = self.lstm(packed)
+        h, _ = nn.utils.rnn.pad_packed_sequence(h, batch_first=True, total_length=n)
+        return self.out(self.drop(h))
+
+
+class Tagger:
+    """The head plus its vocabularies: featurises, batches and decodes."""
+
+    def __init__(self, cfg: HeadConfig, tags: Vocab, deps: Vocab, rels: Vocab, labels: Vocab,
+                 encoder: str, predicate_tags: Sequence[str] = syntax.DEFAULT_PREDICATE_TAGS):
+        self.cfg, self.tags, self.deps, self.rels, self.labels = cfg, tags, deps, rels, labels
+        self.encoder = encoder
+        self.predicate_tags = tuple(predicate_tags)
+        self.head = SrlHead(cfg, len(tags), len(deps), len(rels), len(labels))
+        self.v_label = labels.index["B-V"]
+        self.banned = [labels.index[x] for x in ("B-V", "I-V") if x in labels.index]
+
+    def instance(self, sentence: int, parsed: syntax.ParsedSentence, predicate: int,
+                 labels: Sequence[str] | None = None) -> Instance:
+        return Instance(
+            sentence=sentence, predicate=predicate, tag_ids=self.tags.ids(parsed.tags),
+            dep_ids=self.deps.ids(parsed.deps), rel_ids=self.rels.ids(syntax.predicate_relations(parsed, predicate)),
+            label_ids=None if labels is None else self.labels.ids(labels))
+
+    def batch(self, instances: Sequence[Instance], features: Sequence[np.ndarray], device: str = "cpu"):
+        n = max(len(i.tag_ids) for i in instances)
+        b = len(instances)
+        L, D = self.cfg.n_layers, self.cfg.dim
+        sentences = sorted({i.sentence for i in instances})
+        slot = {s: k for k, s in enumerate(sentences)}
+        feats = torch.zeros(len(sentences), n, L, D)
+        for s in sentences:
+            f = features[s]
+            feats[slot[s], : f.shape[0]] = torch.from_numpy(f.astype(np.float32))
+        sent_index = torch.tensor([slot[i.sentence] for i in instances])
+        ids = torch.zeros(3, b, n, dtype=torch.long)
+        gold = torch.full((b, n), -100, dtype=torch.long)
+        for r, inst in enumerate(instances):
+            m = len(inst.tag_ids)
+            ids[0, r, :m] = torch.tensor(inst.tag_ids)
+            ids[1, r, :m] = torch.tensor(inst.dep_ids)
+            ids[2, r, :m] = torch.tensor(inst.rel_ids)
+            if inst.label_ids is not None:
+                gold[r, :m] = torch.tensor(inst.label_ids)
+        lengths = torch.tensor([len(i.tag_ids) for i in instances])
+        predicate = torch.tensor([i.predicate for i in instances])
+        return (feats.to(device), sent_index.to(device), lengths, predicate.to(device), ids[0].to(device),
+                ids[1].to(device), ids[2].to(device)), gold.to(device)
+
+    def decode(self, log_probs: np.ndarray, predicate: int) -> list[str]:
+        path = viterbi_decode(log_probs, self.labels.items, forced={predicate: self.v_label}, banned=self.banned)
+        return [self.labels.items[i] for i in path]
+
+    def predict(self, instances: Sequence[Instance], features: Sequence[np.ndarray], *, batch_size: int = 128,
+                device: str = "cpu") -> list[tuple[list[str], list[float]]]:
+        """Tags of each instance and each word's probability of its chosen tag."""
+        self.head.to(device).eval()
+        out: list = [None] * len(instances)
+        order = sorted(range(len(instances)), key=lambda i: (len(instances[i].tag_ids), instances[i].sentence, i))
+        with torch.inference_mode():
+            for s in range(0, len(order), batch_size):
+                idx = order[s:s + batch_size]
+                inputs, _ = self.batch([instances[i] for i in idx], features, device)
+                logp = torch.log_softmax(self.head(*inputs), -1).cpu().numpy()
+                for r, i in enumerate(idx):
+                    m = len(instances[i].tag_ids)
+                    tags = self.decode(logp[r, :m], instances[i].predicate)
+                    ids = self.labels.ids(tags)
+                    out[i] = (tags, [float(np.exp(logp[r, t, k])) for t, k in enumerate(ids)])
+        return out
+
+    def state(self) -> dict:
+        return {
+            "format": "cookproc-srl-tagger/1", "cfg": asdict(self.cfg), "encoder": self.encoder,
+            "predicate_tags": list(self.predicate_tags),
+            "vocabs": {k: getattr(self, k).items for k in ("tags", "deps", "rels", "labels")},
+            "head": self.head.state_dict(),
+        }
+
+    @classmethod
+    def from_state(cls, state: dict) -> "Tagger":
+        if state.get("format") != "cookproc-srl-tagger/1":
+            raise ValueError(f"not a cookproc SRL tagger checkpoint (format {state.get('format')!r})")
+        v = state["vocabs"]
+        tagger = cls(HeadConfig(**state["cfg"]), Vocab(v["tags"]), Vocab(v["deps"]), Vocab(v["rels"]),
+                     Vocab(v["labels"]), state["encoder"], state["predicate_tags"])
+        tagger.head.load_state_dict(state["head"])
+        tagger.head.eval()
+        return tagger

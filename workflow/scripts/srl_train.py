@@ -1,0 +1,43 @@
+"""Rule train_srl: train the BIO tagger on the EWT corpus; write the model and its EWT scores."""
+from cookproc.logs import script_logging
+
+with script_logging(snakemake) as log:
+    import json
+    import time
+
+    import pyarrow.parquet as pq
+    import torch
+
+    from cookproc.schemas import atomic_write_text
+    from cookproc.srl.corpus import SRL_CORPUS
+    from cookproc.schemas import read_parquet
+    from cookproc.srl.encoder import WordEncoder
+    from cookproc.srl.training import TrainConfig, evaluate, prepare, train
+
+    p = snakemake.params
+    cfg = TrainConfig(encoder=p.encoder, epochs=p.epochs, batch_size=p.batch_size, lr=p.lr, hidden=p.hidden,
+                      proj=p.proj, dropout=p.dropout, max_train_words=p.max_train_words,
+                      seed=p.seed, device=p.device, threads=snakemake.threads,
+                      predicate_tags=tuple(p.predicate_tags))
+    torch.set_num_threads(snakemake.threads)
+    rows = read_parquet(snakemake.input.corpus, SRL_CORPUS).to_pylist()
+    t0 = time.perf_counter()
+    encoder = WordEncoder(cfg.encoder, device=cfg.device)
+    prep = prepare(rows, encoder)
+    prep_s = time.perf_counter() - t0
+    tagger, history = train(prep, cfg, encoder.n_layers, encoder.dim)
+    train_s = time.perf_counter() - t0 - prep_s
+    torch.save(tagger.state(), snakemake.output.model)
+    lines = ["split\trole\tprecision\trecall\tf1\tgold\tpred\ttp"]
+    for split in ("dev", "test"):
+        scores = evaluate(tagger, prep, split)
+        for role in ["overall"] + sorted(r for r in scores if r != "overall"):
+            s = scores[role]
+            lines.append(f"{split}\t{role}\t{s['precision']:.4f}\t{s['recall']:.4f}\t{s['f1']:.4f}\t"
+                         f"{s['gold']}\t{s['pred']}\t{s['tp']}")
+        log.info("%s overall: %s", split, scores["overall"])
+    atomic_write_text(snakemake.output.scores, "\n".join(lines) + "\n")
+    summary = {"prepare_seconds": round(prep_s, 1), "train_seconds": round(train_s, 1),
+               "threads": snakemake.threads, "device": cfg.device, "epochs": history}
+    atomic_write_text(snakemake.output.history, json.dumps(summary, indent=1) + "\n")
+    log.info("prepare %.0fs, training %.0fs", prep_s, train_s)
