@@ -1,1 +1,176 @@
-# Stage rules: keyclips (see CONTRIBUTING.md).
+# Stage rules: keyclips (see CONTRIBUTING.md). Learned key-clip selectors under leave-recipes-out
+# cross-validation: the paper's neural model (text / visual / full) and a TF-IDF baseline, plus the
+# sentence embeddings they read.
+
+KC = config["keyclips"]
+KC_NEURAL = KC["neural"]
+TEXT_FEATURES = f"results/features/text/{KC['text']['name']}.parquet"
+KC_VISUAL = {"tsm": KC["tsm_aligned"], "frames": KC["frame_features"]}[KC["visual_source"]]
+# Rules that can use an accelerator ask for one only when the configured device is not the CPU.
+KC_GPUS = 0 if KC["device"] == "cpu" else 1
+KC_NEURAL_PARAMS = dict(
+    device=KC["device"],
+    visual_source=KC["visual_source"],
+    max_set=KC["max_set"],
+    context_window=KC_NEURAL["context_window"],
+    layout_features=KC_NEURAL["layout_features"],
+    train={k: KC_NEURAL[k] for k in ("dim", "hidden", "dropout", "lr", "weight_decay", "batch_size", "max_epochs",
+                                     "patience", "threshold_metric", "lexical", "lexical_min_count")},
+)
+
+
+wildcard_constraints:
+    variant="text|visual|full",
+    seed=r"\d+",
+
+
+rule text_features:
+    input:
+        clips="results/dataset/clips.parquet",
+        lib=script_lib("text_features"),
+    output:
+        features=TEXT_FEATURES,
+    params:
+        path=KC["text"]["path"],
+        pooling=KC["text"]["pooling"],
+        max_length=KC["text"]["max_length"],
+        batch_size=KC["text"]["batch_size"],
+        device=KC["device"],
+    threads: 2
+    resources:
+        gpu=KC_GPUS,
+        mem_mb=4000,
+        runtime=30,
+    log:
+        "logs/keyclips/text_features.log",
+    benchmark:
+        "benchmarks/keyclips/text_features.tsv"
+    script:
+        "../workflow/scripts/text_features.py"
+
+
+rule keyclips_folds:
+    input:
+        clips="results/dataset/clips.parquet",
+        lib=script_lib("keyclips_folds"),
+    output:
+        folds="results/keyclips/folds.parquet",
+    params:
+        k=KC["folds"]["k"],
+        seed=KC["folds"]["seed"],
+        inner_val_fraction=KC["folds"]["inner_val_fraction"],
+    log:
+        "logs/keyclips/keyclips_folds.log",
+    script:
+        "../workflow/scripts/keyclips_folds.py"
+
+
+rule keyclips_neural_full:
+    input:
+        clips="results/dataset/clips.parquet",
+        folds="results/keyclips/folds.parquet",
+        text=TEXT_FEATURES,
+        visual=KC_VISUAL,
+        lib=script_lib("keyclips_neural"),
+    output:
+        keyclips="results/keyclips/seeds/neural-full.seed{seed}.parquet",
+        info="results/keyclips/seeds/neural-full.seed{seed}.json",
+    params:
+        variant="full",
+        **KC_NEURAL_PARAMS,
+    # One thread: the net is small, and results are bit-identical only for a fixed thread count.
+    threads: 1
+    resources:
+        gpu=KC_GPUS,
+        mem_mb=4000,
+        runtime=30,
+    log:
+        "logs/keyclips/keyclips_neural/full.seed{seed}.log",
+    benchmark:
+        "benchmarks/keyclips/neural-full.seed{seed}.tsv"
+    script:
+        "../workflow/scripts/keyclips_neural.py"
+
+
+use rule keyclips_neural_full as keyclips_neural_text with:
+    input:
+        clips="results/dataset/clips.parquet",
+        folds="results/keyclips/folds.parquet",
+        text=TEXT_FEATURES,
+        lib=script_lib("keyclips_neural"),
+    output:
+        keyclips="results/keyclips/seeds/neural-text.seed{seed}.parquet",
+        info="results/keyclips/seeds/neural-text.seed{seed}.json",
+    params:
+        variant="text",
+        **KC_NEURAL_PARAMS,
+    log:
+        "logs/keyclips/keyclips_neural/text.seed{seed}.log",
+    benchmark:
+        "benchmarks/keyclips/neural-text.seed{seed}.tsv"
+
+
+use rule keyclips_neural_full as keyclips_neural_visual with:
+    input:
+        clips="results/dataset/clips.parquet",
+        folds="results/keyclips/folds.parquet",
+        visual=KC_VISUAL,
+        lib=script_lib("keyclips_neural"),
+    output:
+        keyclips="results/keyclips/seeds/neural-visual.seed{seed}.parquet",
+        info="results/keyclips/seeds/neural-visual.seed{seed}.json",
+    params:
+        variant="visual",
+        **KC_NEURAL_PARAMS,
+    log:
+        "logs/keyclips/keyclips_neural/visual.seed{seed}.log",
+    benchmark:
+        "benchmarks/keyclips/neural-visual.seed{seed}.tsv"
+
+
+# The system of Tables 4/5 is the run with the first configured seed; the others feed the spread.
+rule keyclips_neural:
+    input:
+        f"results/keyclips/seeds/neural-{{variant}}.seed{KC_NEURAL['seeds'][0]}.parquet",
+    output:
+        "results/keyclips/neural-{variant}.parquet",
+    log:
+        "logs/keyclips/keyclips_neural/neural-{variant}.log",
+    shell:
+        "cp {input} {output} 2> {log}"
+
+
+rule keyclips_tfidf:
+    input:
+        clips="results/dataset/clips.parquet",
+        folds="results/keyclips/folds.parquet",
+        lib=script_lib("keyclips_tfidf"),
+    output:
+        keyclips="results/keyclips/tfidf-lr.parquet",
+    params:
+        window=KC["tfidf"]["window"],
+        ngram_max=KC["tfidf"]["ngram_max"],
+        min_df=KC["tfidf"]["min_df"],
+        C=KC["tfidf"]["C"],
+        threshold_metric=KC_NEURAL["threshold_metric"],
+    log:
+        "logs/keyclips/keyclips_tfidf.log",
+    benchmark:
+        "benchmarks/keyclips/tfidf-lr.tsv"
+    script:
+        "../workflow/scripts/keyclips_tfidf.py"
+
+
+# Every seed of every variant and the TF-IDF baseline, scored, with mean and spread over seeds.
+rule keyclips_seed_summary:
+    input:
+        clips="results/dataset/clips.parquet",
+        runs=expand("results/keyclips/seeds/neural-{variant}.seed{seed}.parquet",
+                    variant=["text", "visual", "full"], seed=KC_NEURAL["seeds"]) + ["results/keyclips/tfidf-lr.parquet"],
+        lib=script_lib("keyclips_summary"),
+    output:
+        csv="results/keyclips/seed_summary.csv",
+    log:
+        "logs/keyclips/keyclips_seed_summary.log",
+    script:
+        "../workflow/scripts/keyclips_summary.py"

@@ -1,6 +1,6 @@
 """A tiny, fully synthetic upstream folder with every file the workflow reads.
 
-Four benchmark videos of two recipes, a few clips each, with gold annotations, the paper's
+Six benchmark videos of four recipes, a few clips each, with gold annotations, the paper's
 key-clip predictions, SRL output, TSM segment predictions, a lexicon, EPIC class lists,
 transcripts and captions (plus two non-benchmark videos for the unsupervised corpora). Small
 enough for a whole-DAG test in seconds; shaped like the real files in every detail the parsers
@@ -49,6 +49,19 @@ VIDEOS = {
         ("serve it with some bread .", 1, "serve", "soup", "", "", "", "bread", 0),
         ("enjoy .", 0, "", "", "", "", "", "", 0),
     ]),
+    # Two more recipes: leave-recipes-out folds need two recipes each (one for inner validation).
+    "vidSalad007": ("green salad", [
+        ("hey there , today a quick salad .", 0, "", "", "", "", "", "", 0),
+        ("wash the lettuce in cold water .", 1, "wash", "lettuce", "cold water", "", "", "", 1),
+        ("slice the cucumber thinly .", 1, "slice", "cucumber", "", "", "", "thinly", 1),
+        ("toss everything with the dressing .", 1, "toss", "everything", "", "", "", "dressing", 0),
+    ]),
+    "vidSalad008": ("fruit salad", [
+        ("so let 's get started .", 0, "", "", "", "", "", "", 1),
+        ("chop the tomatoes and the onion .", 1, "chop", "tomatoes;onion", "", "", "", "", 1),
+        ("mix the oil and the vinegar in a bowl .", 1, "mix", "oil;vinegar", "bowl", "", "", "", 1),
+        ("see you next time .", 0, "", "", "", "", "", "", 0),
+    ]),
 }
 SECONDS_PER_CLIP = 7.0
 
@@ -64,7 +77,7 @@ EPIC_NOUNS = [(0, "Nothing", ["Nothing"]), (1, "pan", ["pan", "pan:frying", "pot
 SEGMENT_PREDICTIONS = [(3, 3), (1, 1), (4, 7), (0, 5), (5, 6), (3, 4)]
 
 LEXICON = ["add", "stretch", "spread", "bake", "roll", "put", "slide", "chop", "heat", "stir", "simmer", "cut",
-           "blend", "serve", "mix", "oil", "salt", "pour", "take"]
+           "blend", "serve", "mix", "oil", "salt", "pour", "take", "wash", "slice", "toss"]
 EXTRA_VIDEOS = {  # in the unsupervised corpora only, like most of YouCook2
     "vidExtra005": ["add the salt and mix well .", "chop the carrots .", "pour the batter into the pan ."],
     "vidExtra006": ["heat a pan .", "fry the eggs for 2 minutes .", "serve hot ."],
@@ -220,10 +233,14 @@ UPSTREAM_SYSTEMS_ONLY = {"tables": {"keyclip_systems": ["upstream-neural", "upst
 
 def fixture_overrides(upstream_dir: str | Path) -> dict:
     """Config settings that point the workflow at the fixture: its upstream folder (unpinned, so no
-    checksums or repairs) and a tiny EWT pair beside it on which the SRL tagger trains briefly."""
+    checksums or repairs), a tiny EWT pair beside it on which the SRL tagger trains briefly, and
+    small cross-validation settings for its two recipes."""
     ewt = write_tiny_propbank_ewt(Path(upstream_dir).parent / "propbank-ewt")
     return {"upstream": {"dir": str(upstream_dir), "verify_checksums": False, "repairs": None},
-            "srl": {"propbank_ewt_dir": str(ewt), "epochs": 2, "hidden": 16, "projection": 16, "device": "cpu"}}
+            "srl": {"propbank_ewt_dir": str(ewt), "epochs": 2, "hidden": 16, "projection": 16, "device": "cpu"},
+            # Four recipes: two leave-recipes-out folds of two; one short training run.
+            "keyclips": {"folds": {"k": 2}, "neural": {"seeds": [0], "max_epochs": 3, "patience": 2}},
+            "supervised": {"keyclips": {"min_df": 1}, "tuples": {"max_iter": 10, "thresholds": [0.3, 0.5]}}}
 
 
 def make_workdir(workdir: str | Path, upstream_dir: str | Path, overrides: dict | None = None) -> Path:

@@ -1,0 +1,78 @@
+"""Wall-clock time of one cross-validated run (all folds) of each neural key-clip variant, and of tfidf-lr.
+
+Reads the workflow's own inputs, so run it after the workflow has made them:
+
+    .venv/bin/python bench/keyclips_cv.py --threads 2 [--variants text visual full] [--seed 0]
+
+Prints seconds per variant (all folds), per fold, and each variant's time relative to text-only;
+the budget in issue 9 is 15 minutes per variant on 2 cores. Scores are printed too, so a timing run
+doubles as a check that a fresh run agrees with the workflow's files.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import yaml
+
+from cookproc.metrics import score_keyclips
+from cookproc.models.crossval import cross_validate, run_neural, set_torch_threads, text_inputs
+from cookproc.models.data import align_rows, frame_sets, read_clips, tsm_sets
+from cookproc.models.folds import clip_folds, read_folds
+from cookproc.models.tfidf import tfidf_fit_predict
+from cookproc.models.train import TrainConfig
+from cookproc.text_features import read_text_features
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", default="config.yaml")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--variants", nargs="+", default=["text", "visual", "full", "tfidf"],
+                    choices=["text", "visual", "full", "tfidf"])
+    args = ap.parse_args()
+    with open(args.config, encoding="utf-8") as handle:
+        kc = yaml.safe_load(handle)["keyclips"]
+    set_torch_threads(args.threads)
+    clips = read_clips("results/dataset/clips.parquet")
+    folds = read_folds("results/keyclips/folds.parquet", clips)
+    text_path = f"results/features/text/{kc['text']['name']}.parquet"
+    keys, vectors = read_text_features(text_path)
+    vectors = vectors[align_rows(text_path, keys, clips, "text features")]
+    text = text_inputs(clips, vectors, context_window=kc["neural"]["context_window"],
+                       layout=kc["neural"]["layout_features"])
+    if kc["visual_source"] == "tsm":
+        visual = tsm_sets(kc["tsm_aligned"], clips, max_set=kc["max_set"])
+    else:
+        visual = frame_sets(kc["frame_features"], clips, max_set=kc["max_set"])
+    train_keys = [f for f in TrainConfig.__dataclass_fields__ if f in kc["neural"]]
+    cfg = TrainConfig(**{k: kc["neural"][k] for k in train_keys})
+    gold = clips["is_key"].to_numpy()
+    seconds = {}
+    for variant in args.variants:
+        start = time.perf_counter()
+        if variant == "tfidf":
+            fold, inner = clip_folds(folds, clips)
+            t = kc["tfidf"]
+            result = cross_validate(fold, inner, gold, tfidf_fit_predict(
+                clips, window=t["window"], ngram_max=t["ngram_max"], min_df=t["min_df"], C=t["C"]),
+                cfg.threshold_metric)
+        else:
+            result = run_neural(variant, clips, folds, text if variant != "visual" else None,
+                                visual if variant != "text" else None, cfg, args.seed)
+        seconds[variant] = time.perf_counter() - start
+        s = score_keyclips(gold, result.is_key)
+        per_fold = " ".join(f"{info['seconds']:.0f}" for info in result.info.values())
+        print(f"{variant:7s} {seconds[variant]:7.1f} s all folds (per fold: {per_fold}) | "
+              f"acc {100 * s.accuracy:.1f} P {100 * s.precision:.1f} R {100 * s.recall:.1f} F1 {100 * s.f1:.1f}",
+              flush=True)
+    if "text" in seconds:
+        for variant, sec in seconds.items():
+            print(f"{variant}/text time ratio: {sec / seconds['text']:.2f}")
+    print(f"threads: {args.threads}; budget 900 s per variant: "
+          + ", ".join(f"{v} {'ok' if s <= 900 else 'OVER'}" for v, s in seconds.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+# Stage rules: supervised (see CONTRIBUTING.md). Beyond the paper: a supervised key-clip classifier
+# and a supervised tuple extractor, both out-of-fold under the shared leave-recipes-out folds.
+
+SUP = config["supervised"]
+SUP_SRL = f"results/srl/{SUP['srl_backend']}.parquet"
+SUP_LEXICON = upstream(config["srl"]["upstream_lexicon"])
+
+
+rule supervised_keyclips:
+    input:
+        clips="results/dataset/clips.parquet",
+        folds="results/keyclips/folds.parquet",
+        text=f"results/features/text/{config['keyclips']['text']['name']}.parquet",
+        srl=SUP_SRL,
+        lexicon=SUP_LEXICON,
+        tsm=config["keyclips"]["tsm_aligned"],
+        lib=script_lib("supervised_keyclips"),
+    output:
+        keyclips="results/keyclips/supervised.parquet",
+        info="results/supervised/keyclips.json",
+    params:
+        system="supervised",
+        **SUP["keyclips"],
+    # liblinear is single-threaded; CPU only (no gpu resource: nothing runs on an accelerator).
+    threads: 1
+    resources:
+        mem_mb=6000,
+        runtime=30,
+    log:
+        "logs/supervised/supervised_keyclips.log",
+    benchmark:
+        "benchmarks/supervised/keyclips.tsv"
+    script:
+        "../workflow/scripts/supervised_keyclips.py"
+
+
+rule supervised_tuples:
+    input:
+        clips="results/dataset/clips.parquet",
+        folds="results/keyclips/folds.parquet",
+        srl=SUP_SRL,
+        lexicon=SUP_LEXICON,
+        tsm=config["keyclips"]["tsm_aligned"],
+        lib=script_lib("supervised_tuples"),
+    output:
+        tuples="results/tuples/supervised.parquet",
+        info="results/supervised/tuples.json",
+    params:
+        system="supervised",
+        model=SUP["tuples"],
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    log:
+        "logs/supervised/supervised_tuples.log",
+    benchmark:
+        "benchmarks/supervised/tuples.tsv"
+    script:
+        "../workflow/scripts/supervised_tuples.py"
+
+
+# Tables 4/5 of the supervised systems beside the paper's (oracle, the paper's predicted key clips
+# and our own), and the split of the gains over SRL w/ heuristics by presence in the sentence.
+rule supervised_evaluate:
+    input:
+        clips="results/dataset/clips.parquet",
+        keyclips=["results/keyclips/supervised.parquet", "results/keyclips/upstream-neural.parquet",
+                  "results/keyclips/upstream-srl-heur.parquet"],
+        tuples=["results/tuples/supervised.parquet", "results/tuples/upstream-srl-heur.parquet"],
+        lib=script_lib("supervised_evaluate"),
+    output:
+        table4="results/supervised/table4.csv",
+        table5="results/supervised/table5.csv",
+        gains="results/supervised/gains_by_presence.csv",
+    params:
+        keyclip_names=["supervised", "upstream-neural", "upstream-srl-heur"],
+        tuple_names=["supervised", "upstream-srl-heur"],
+        predicted_keyclips=["supervised", "upstream-neural"],
+        baseline="upstream-srl-heur",
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    log:
+        "logs/supervised/supervised_evaluate.log",
+    script:
+        "../workflow/scripts/supervised_evaluate.py"

@@ -1,0 +1,105 @@
+"""Out-of-fold tuple extraction under the shared leave-recipes-out folds.
+
+For each held-out fold: gold rates and the classifier come from the other folds' training recipes,
+the selection threshold from their inner-validation recipes; the held-out fold's gold is never read.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from cookproc.metrics import SimilarityCache, score_clips
+from cookproc.models.folds import split_indices
+from cookproc.supervised import tuples as T
+
+log = logging.getLogger(__name__)
+
+#: The Table 5 mode each field's selection threshold is tuned for.
+TUNE_MODE = {"verbs": "exact", "arguments": "partial"}
+
+
+@dataclass
+class FieldSetup:
+    name: str  # verbs | arguments
+    candidates: pd.DataFrame
+    labels: np.ndarray  # per candidate (read only on training / validation clips)
+    gold: list[frozenset[str]]  # per clip
+    rate_columns: tuple[str, ...]
+    dedupe_overlap: bool
+    max_items: int
+    prior_items: int = 0  # propose the training folds' most frequent gold items on every clip
+
+
+def feature_matrix(setup: FieldSetup, rates: pd.DataFrame) -> np.ndarray:
+    skip = {"clip", "text", "head", "prevword", "nextword", "text_src"}
+    cols = [c for c in setup.candidates.columns if c not in skip]
+    return np.hstack([setup.candidates[cols].to_numpy(np.float64), rates.to_numpy(np.float64)])
+
+
+def with_prior(setup: FieldSetup, train_clips: np.ndarray, n_clips: int) -> FieldSetup:
+    """``setup`` plus the prior candidates of one fold: the most frequent gold items of its training clips."""
+    if not setup.prior_items:
+        return setup
+    counts = Counter(item for i in train_clips for item in setup.gold[i])
+    items = [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:setup.prior_items]]
+    cands = T.add_prior_candidates(setup.candidates, items, n_clips)
+    labels = np.array([t in setup.gold[c] for c, t in zip(cands["clip"], cands["text"])], dtype=bool)
+    return FieldSetup(setup.name, cands, labels, setup.gold, setup.rate_columns, setup.dedupe_overlap,
+                      setup.max_items, 0)
+
+
+def cross_validate_field(setup: FieldSetup, fold: np.ndarray, inner: np.ndarray, group: np.ndarray, *,
+                         seed: int, model_params: dict, smoothing: float, thresholds: list[float],
+                         cache: SimilarityCache) -> tuple[list[list[str]], dict]:
+    n = len(setup.gold)
+    has_gold = np.array([bool(g) for g in setup.gold])
+    out: list[list[str] | None] = [None] * n
+    info = {}
+    for f in sorted(np.unique(fold).tolist()):
+        start = time.perf_counter()
+        train, val, test = split_indices(fold, inner, f)
+        train_lab = train[has_gold[train]]  # annotated clips: where the gold decides every label
+        setup_f = with_prior(setup, train_lab, n)
+        if "text_src" in setup.rate_columns:
+            # How often an item is gold when the sentence says it vs when only a prior or a
+            # neighbour proposes it ("add" is gold for 'add the salt' far more than for 'salt').
+            cands = setup_f.candidates.copy()
+            cands["text_src"] = cands["text"] + np.where(cands["src_sentence"] > 0, "|said", "|unsaid")
+            setup_f = FieldSetup(setup_f.name, cands, setup_f.labels, setup_f.gold, setup_f.rate_columns,
+                                 setup_f.dedupe_overlap, setup_f.max_items, 0)
+        clip_of = setup_f.candidates["clip"].to_numpy()
+        rates = T.rate_features(setup_f.candidates, setup_f.labels, train_lab, group[clip_of], setup.rate_columns,
+                                smoothing)
+        X = feature_matrix(setup_f, rates)
+        rows_train = np.isin(clip_of, train_lab)
+        model = T.fit_model(X[rows_train], setup_f.labels[rows_train], seed, **model_params)
+        val_lab = val[has_gold[val]]
+        rows_val = np.isin(clip_of, val_lab)
+        p_val = model.predict_proba(X[rows_val])[:, 1]
+        best_t, best_f1 = thresholds[0], -1.0
+        gold_val = [setup.gold[i] for i in val_lab]
+        for t in thresholds:
+            chosen = T.select(setup_f.candidates[rows_val], p_val, val_lab, t, setup.max_items, setup.dedupe_overlap)
+            pred = [frozenset(chosen.get(int(i), [])) for i in val_lab]
+            f1 = score_clips(gold_val, pred, [True] * len(val_lab), TUNE_MODE[setup.name], cache).f1
+            if f1 > best_f1 + 1e-12:
+                best_t, best_f1 = t, f1
+        rows_test = np.isin(clip_of, test)
+        p_test = model.predict_proba(X[rows_test])[:, 1]
+        chosen = T.select(setup_f.candidates[rows_test], p_test, test, best_t, setup.max_items, setup.dedupe_overlap)
+        for i in test:
+            if out[i] is not None:
+                raise RuntimeError(f"fold {f}: clip {i} predicted twice")
+            out[i] = chosen.get(int(i), [])
+        info[f] = {"threshold": best_t, "val_f1": round(best_f1, 4), "train_candidates": int(rows_train.sum()),
+                   "seconds": round(time.perf_counter() - start, 1)}
+        log.info("%s fold %d: %s", setup.name, f, info[f])
+    missing = [i for i, v in enumerate(out) if v is None]
+    if missing:
+        raise RuntimeError(f"{len(missing)} clips never predicted")
+    return out, info

@@ -1,0 +1,89 @@
+"""The supervised tuple system end to end: candidates, out-of-fold classification, TUPLES rows, and
+an analysis of where the gains over a baseline come from (items absent from the sentence)."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from cookproc.metrics import SimilarityCache, fuzz_partial_ratio
+from cookproc.supervised import tuples as T
+from cookproc.supervised.crossval import FieldSetup, cross_validate_field
+
+log = logging.getLogger(__name__)
+
+
+def build_setups(clips: pd.DataFrame, parses: dict, tsm: list, lexicon: frozenset[str], lemma, p: dict
+                 ) -> dict[str, FieldSetup]:
+    sentences = clips["sentence"].astype(str).tolist()
+    video = clips["video_id"].to_numpy()
+    per_clip = [parses.get(k, []) for k in zip(clips["video_id"], clips["clip_idx"].astype(int))]
+    gold_v = [frozenset(v) for v in clips["gold_verbs"]]
+    gold_a = [frozenset(a) for a in clips["gold_args"]]
+    vc = T.verb_candidates(sentences, video, per_clip, tsm, lexicon, lemma)
+    ac = T.arg_candidates(sentences, video, per_clip, tsm, lexicon, max_ngram=p["max_ngram"],
+                          max_chunk_words=p["max_chunk_words"])
+    log.info("candidates: %d verbs, %d arguments", len(vc), len(ac))
+    return {
+        "verbs": FieldSetup("verbs", vc, T.label_verbs(vc, gold_v), gold_v, ("text", "text_src", "prevword", "nextword"), False, p["max_verbs"], p["prior_verbs"]),
+        "arguments": FieldSetup("arguments", ac, T.label_args(ac, gold_a, p["arg_match"]), gold_a,
+                                ("text", "head"), True, p["max_args"]),
+    }
+
+
+def run(clips: pd.DataFrame, fold: np.ndarray, inner: np.ndarray, setups: dict[str, FieldSetup], p: dict,
+        cache: SimilarityCache | None = None) -> tuple[dict[str, list[list[str]]], dict]:
+    """Out-of-fold predictions per field (clip order) and per-fold info."""
+    cache = cache or SimilarityCache()
+    group = pd.factorize(clips["video_id"], sort=True)[0]
+    model_params = {k: p[k] for k in ("max_iter", "learning_rate", "max_leaf_nodes")}
+    preds, info = {}, {}
+    for name in ("verbs", "arguments"):
+        preds[name], info[name] = cross_validate_field(
+            setups[name], fold, inner, group, seed=p["seed"], model_params=model_params,
+            smoothing=p["smoothing"], thresholds=list(p["thresholds"]), cache=cache)
+    return preds, info
+
+
+def tuples_table(system: str, clips: pd.DataFrame, preds: dict[str, list[list[str]]]) -> pa.Table:
+    return pa.table({
+        "system": pa.array([system] * len(clips), pa.string()),
+        "video_id": pa.array(clips["video_id"].astype(str).tolist(), pa.string()),
+        "clip_idx": pa.array(clips["clip_idx"].to_numpy().astype(np.int32)),
+        "verbs": pa.array(preds["verbs"], pa.list_(pa.string())),
+        "args": pa.array(preds["arguments"], pa.list_(pa.string())),
+    })
+
+
+def in_sentence(field: str, item: str, sentence: str, lemma) -> bool:
+    """Whether a gold item is stated in its clip's sentence (verbs: a word's lemma; args: verbatim)."""
+    if field == "verbs":
+        toks = T.words(sentence)
+        return item.lower() in toks or item.lower() in {lemma(w) for w in toks}
+    return item.lower() in sentence.lower()
+
+
+def gain_by_presence(clips: pd.DataFrame, ours: dict[str, list], baseline: dict[str, list], lemma) -> pd.DataFrame:
+    """Gold items recovered by ours vs the baseline, split by whether the item is in the sentence.
+
+    An item counts as recovered when a predicted item equals it (verbs) or has partial fuzzy
+    similarity >= 90 with it (arguments); only annotated clips count, as with oracle key clips.
+    """
+    rows = []
+    for field, col in (("verbs", "gold_verbs"), ("arguments", "gold_args")):
+        for i, (gold, sentence) in enumerate(zip(clips[col], clips["sentence"])):
+            for item in gold:
+                def hit(pred):
+                    if field == "verbs":
+                        return item in pred
+                    return any(fuzz_partial_ratio(item.lower(), x.lower()) >= 90 for x in pred)
+                rows.append({"field": field, "present": in_sentence(field, item, sentence, lemma),
+                             "ours": hit(ours[field][i]), "baseline": hit(baseline[field][i])})
+    df = pd.DataFrame(rows)
+    out = df.groupby(["field", "present"], sort=True).agg(items=("ours", "size"), ours=("ours", "sum"),
+                                                          baseline=("baseline", "sum")).reset_index()
+    out["gain"] = out["ours"] - out["baseline"]
+    out["share_of_gain"] = out["gain"] / out.groupby("field")["gain"].transform("sum")
+    return out

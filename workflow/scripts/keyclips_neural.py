@@ -1,0 +1,50 @@
+"""Rule keyclips_neural_*: cross-validated neural key-clip selector, one variant and one seed."""
+from cookproc.logs import script_logging
+
+with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
+    import json
+
+    from cookproc.models.crossval import keyclips_table, run_neural, set_torch_threads, text_inputs
+    from cookproc.models.data import align_rows, frame_sets, read_clips, tsm_sets
+    from cookproc.models.folds import read_folds
+    from cookproc.models.train import TrainConfig
+    from cookproc.schemas import KEYCLIPS, atomic_write_text, write_parquet
+    from cookproc.text_features import read_text_features
+
+    smk = snakemake  # noqa: F821
+    p = smk.params
+    set_torch_threads(smk.threads)
+    if p.device != "cpu":
+        log.warning("device %s requested; the selector is small and trains on the CPU (deterministic)", p.device)
+    variant, seed = p.variant, int(smk.wildcards.seed)
+    clips = read_clips(smk.input.clips)
+    folds = read_folds(smk.input.folds, clips)
+    log.info("%d clips, %d folds; variant %s, seed %d", len(clips), folds["fold"].nunique(), variant, seed)
+
+    text = visual = None
+    if variant in ("text", "full"):
+        keys, vectors = read_text_features(smk.input.text)
+        vectors = vectors[align_rows(smk.input.text, keys, clips, "text features")]
+        text = text_inputs(clips, vectors, context_window=p.context_window, layout=p.layout_features)
+        log.info("text input: %d x %d from %s", *text.shape, smk.input.text)
+    if variant in ("visual", "full"):
+        if p.visual_source == "tsm":
+            visual = tsm_sets(smk.input.visual, clips, max_set=p.max_set)
+        else:
+            visual = frame_sets(smk.input.visual, clips, max_set=p.max_set)
+        sizes = visual.sizes()
+        log.info("visual input (%s): %d vectors of dim %d; set size mean %.1f, %d clips with an empty set",
+                 p.visual_source, len(visual.vectors), visual.dim, sizes.mean(), int((sizes == 0).sum()))
+
+    cfg = TrainConfig(**p.train)
+    result = run_neural(variant, clips, folds, text, visual, cfg, seed)
+    system = f"neural-{variant}"
+    write_parquet(keyclips_table(system, clips, result), smk.output.keyclips, KEYCLIPS,
+                  sort_keys=["video_id", "clip_idx"])
+    labels = clips["is_key"].to_numpy()
+    info = {"system": system, "seed": seed, "config": p.train, "folds": {str(k): v for k, v in result.info.items()},
+            "predicted_key": int(result.is_key.sum()), "gold_key": int(labels.sum()),
+            "accuracy": float((result.is_key == labels).mean())}
+    atomic_write_text(smk.output.info, json.dumps(info, indent=1, sort_keys=True) + "\n")
+    log.info("wrote %s: %d/%d clips predicted key (gold %d)", smk.output.keyclips, int(result.is_key.sum()),
+             len(clips), int(labels.sum()))
