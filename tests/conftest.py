@@ -23,3 +23,18 @@ def mirror() -> Path:
     if not (MIRROR / "youcook2" / "reviewed_0812.csv").exists():
         pytest.skip(f"upstream mirror not found at {MIRROR}")
     return MIRROR
+
+
+def _tree_fingerprint(root: Path) -> dict:
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_data_stays_untouched():
+    """Tests may read ../shared (the mirror, PropBank EWT) but must never write there."""
+    shared = (REPO / "../shared/data").resolve()
+    before = _tree_fingerprint(shared) if shared.is_dir() else {}
+    yield
+    after = _tree_fingerprint(shared) if shared.is_dir() else {}
+    changed = sorted(set(before.items()) ^ set(after.items()))
+    assert not changed, f"tests modified the shared data folder: {changed[:5]}"

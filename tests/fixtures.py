@@ -231,11 +231,12 @@ UPSTREAM_SYSTEMS_ONLY = {"tables": {"keyclip_systems": ["upstream-neural", "upst
                                     "tuple_systems": ["upstream-srl-heur"], "predicted_keyclips": ["upstream-neural"]}}
 
 
-def fixture_overrides(upstream_dir: str | Path) -> dict:
+def fixture_overrides(upstream_dir: str | Path, scratch_dir: str | Path) -> dict:
     """Config settings that point the workflow at the fixture: its upstream folder (unpinned, so no
-    checksums or repairs), a tiny EWT pair beside it on which the SRL tagger trains briefly, and
-    small cross-validation settings for its two recipes."""
-    ewt = write_tiny_propbank_ewt(Path(upstream_dir).parent / "propbank-ewt")
+    checksums or repairs), a tiny EWT pair on which the SRL tagger trains briefly, and small
+    cross-validation settings for its four recipes. The EWT pair is written under ``scratch_dir``
+    (a test's own folder), never beside ``upstream_dir``, which may be the shared mirror."""
+    ewt = write_tiny_propbank_ewt(Path(scratch_dir) / "propbank-ewt")
     return {"upstream": {"dir": str(upstream_dir), "verify_checksums": False, "repairs": None},
             "srl": {"propbank_ewt_dir": str(ewt), "epochs": 2, "hidden": 16, "projection": 16, "device": "cpu"},
             # Four recipes: two leave-recipes-out folds of two; one short training run.
@@ -250,7 +251,7 @@ def make_workdir(workdir: str | Path, upstream_dir: str | Path, overrides: dict 
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     config = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
-    config = deep_merge(config, fixture_overrides(upstream_dir))
+    config = deep_merge(config, fixture_overrides(upstream_dir, workdir))
     config = deep_merge(config, overrides or {})
     (workdir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return workdir

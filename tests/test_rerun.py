@@ -51,7 +51,7 @@ class Sandbox:
     def configure(self, work: Path, overrides: dict | None = None) -> Path:
         """Write work/config.yaml: the snapshot's config on the fixture, plus ``overrides``."""
         config = yaml.safe_load((self.src / "config.yaml").read_text())
-        config = deep_merge(config, fixture_overrides(self.upstream))
+        config = deep_merge(config, fixture_overrides(self.upstream, self.root))
         config = deep_merge(config, overrides or {})
         work.mkdir(parents=True, exist_ok=True)
         (work / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
