@@ -8,11 +8,15 @@ PYTHON=${PYTHON:-python3.11}
 command -v "$PYTHON" >/dev/null || PYTHON=python3
 "$PYTHON" -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required (torch wheels)"'
 
-# Debian packages (root or sudo; skipped when present): WordNet 3.0 for NLTK, and headless
-# Chromium, in which the report test opens the HTML report.
+# Debian packages (root or sudo; skipped when present): WordNet 3.0 for NLTK, headless Chromium
+# (in which the report test opens the HTML report), and a C toolchain.
 missing=()
 [ -f /usr/share/wordnet/data.verb ] && [ -f /usr/share/wordnet/index.sense ] || missing+=(wordnet-base wordnet-sense-index)
 command -v chromium >/dev/null || missing+=(chromium)
+# A C compiler and Python's headers: `pip install -e .` compiles the scorer's similarities.
+command -v cc >/dev/null || missing+=(gcc libc6-dev)
+"$PYTHON" -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \
+  2>/dev/null || missing+=(python3-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq

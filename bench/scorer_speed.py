@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import time
 import warnings
 from pathlib import Path
@@ -70,7 +69,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--upstream", type=Path, default=REPO / "../shared/data/cooking-procedural-extraction")
     parser.add_argument("--repeat", type=int, default=1, help="timed runs of each implementation (best is kept)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes for our scorer")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes for our scorer (a pool pays off only for far more pairs than one system has)")
     args = parser.parse_args()
 
     from cookproc.dataset import read_clips, read_repairs

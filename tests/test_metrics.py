@@ -6,6 +6,7 @@ import random
 import numpy as np
 import pytest
 
+from cookproc import metrics
 from cookproc.metrics import (SimilarityCache, counted_clips, fuzz_partial_ratio, fuzz_ratio, mask_predictions,
                               score_clips, score_keyclips, score_table5_cells, true_positives)
 
@@ -36,14 +37,52 @@ def _random_phrases(n, seed):
     return out
 
 
-def test_similarities_equal_fuzzywuzzy_0_18():
+def _random_strings(n, seed):
+    """Character soup over small alphabets (many repeated blocks and ties), lengths around difflib's
+    autojunk limit of 200, non-ASCII and astral code points, and substrings of each other."""
+    rng = random.Random(seed)
+    alphabets = ["ab", "abc ", "abcdefghij klmnop", "a\u00e9\U0001F600b "]
+    lengths = [0, 1, 2, 3, 5, 10, 30, 80, 199, 200, 201, 250, 400]
+    pairs = []
+    for trial in range(n):
+        alphabet = rng.choice(alphabets)
+        la = rng.choice(lengths) if trial % 10 == 0 else rng.randint(0, 40)
+        lb = rng.choice(lengths) if trial % 7 == 0 else rng.randint(0, 60)
+        a = "".join(rng.choice(alphabet) for _ in range(la))
+        b = "".join(rng.choice(alphabet) for _ in range(lb))
+        if trial % 3 == 0 and b:
+            start = rng.randint(0, len(b))
+            a = b[start:start + rng.randint(0, 30)] + a[:rng.randint(0, 5)]
+        pairs.append((a, b))
+    return pairs
+
+
+def test_scorer_uses_the_compiled_similarities():
+    # `pip install -e .` builds cookproc._fuzz; without it the scorer is several times slower.
+    from cookproc import _fuzz
+
+    assert metrics.COMPILED and fuzz_ratio is _fuzz.ratio and fuzz_partial_ratio is _fuzz.partial_ratio
+
+
+@pytest.mark.parametrize("implementation", ["compiled", "cydifflib"])
+def test_similarities_equal_fuzzywuzzy_0_18(implementation):
     from fuzzywuzzy import fuzz
 
+    ratio, partial = ((fuzz_ratio, fuzz_partial_ratio) if implementation == "compiled"
+                      else (metrics.difflib_ratio, metrics.difflib_partial_ratio))
     phrases = _random_phrases(120, seed=1)
     pairs = list(itertools.product(phrases[:40], phrases)) + [(b, a) for a, b in zip(phrases, phrases[1:])]
+    pairs += _random_strings(3000, seed=2)
     for a, b in pairs:
-        assert fuzz_ratio(a, b) == fuzz.ratio(a, b), (a, b)
-        assert fuzz_partial_ratio(a, b) == fuzz.partial_ratio(a, b), (a, b)
+        assert ratio(a, b) == fuzz.ratio(a, b), (a, b)
+        assert partial(a, b) == fuzz.partial_ratio(a, b), (a, b)
+
+
+def test_compiled_similarities_refuse_non_strings():
+    with pytest.raises(TypeError):
+        fuzz_ratio("onion", None)
+    with pytest.raises(TypeError):
+        fuzz_partial_ratio(b"onion", "onion")
 
 
 def test_similarity_edge_cases():

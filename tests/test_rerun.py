@@ -297,3 +297,17 @@ def test_a_changed_intermediate_reruns_everything_downstream_of_it(sandbox, work
     assert set(planned(log)) == downstream and "verify_upstream" not in planned(log)
     assert "Updated input files" in reasons(log)["table5"] or "updated by another job" in reasons(log)["table5"]
     assert "Updated input files: results/dataset/clips.parquet" in reasons(log)["import_upstream_neural"]
+
+
+def test_compiled_module_counts_by_its_c_source(tmp_path):
+    # metrics imports cookproc._fuzz (compiled): its C source is what an edit changes, so a rule
+    # whose script reaches metrics lists _fuzz.c, and one that does not, does not.
+    from cookproc.deps import imported_library_files
+
+    library = REPO / "workflow" / "cookproc"
+    scorer = tmp_path / "scorer.py"
+    scorer.write_text("from cookproc.metrics import score_keyclips\n")
+    other = tmp_path / "other.py"
+    other.write_text("import cookproc.errors\n")
+    assert library / "_fuzz.c" in imported_library_files(scorer, library)
+    assert library / "_fuzz.c" not in imported_library_files(other, library)

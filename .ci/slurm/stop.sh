@@ -41,4 +41,15 @@ fi
 stop_one slurmd
 stop_one slurmctld
 stop_one munged
+
+# Remove the configuration start.sh wrote (recognised by its marker line), so that the machine is
+# left as it was: with a slurm.conf whose controller is gone, every `scontrol` call (the slurm
+# executor plugin runs one when Snakemake starts) waits ~10 s for a connection.
+MARKER="# Written by cookproc .ci/slurm/start.sh: a throw-away test cluster."
+for conf in /etc/slurm/slurm.conf /etc/slurm/gres.conf; do
+  if [[ -f $conf ]] && grep -qF "$MARKER" "$conf"; then
+    rm -f "$conf"
+    log "removed $conf"
+  fi
+done
 exit 0

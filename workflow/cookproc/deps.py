@@ -1,7 +1,7 @@
 """Which library files a workflow script runs: its ``cookproc`` imports, followed transitively.
 
 Rules list these files as inputs, so editing a library module reruns exactly the rules whose
-scripts can execute it. Imports are read from the source (absolute or relative, at module level or
+scripts can execute it; a compiled module (``_fuzz``) is represented by its C source. Imports are read from the source (absolute or relative, at module level or
 inside functions); a superset is safe (it can only rerun too much, never too little).
 """
 from __future__ import annotations
@@ -40,4 +40,8 @@ def imported_library_files(script: str | Path, library: str | Path) -> list[Path
                         if candidate.exists() and candidate not in seen:
                             seen.add(candidate)
                             todo.append(candidate)
+                    # A compiled module counts by its C source (what an edit changes).
+                    source = library / f"{rel}.c"
+                    if source.exists():
+                        seen.add(source)
     return sorted(seen)

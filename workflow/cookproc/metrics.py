@@ -9,21 +9,26 @@ TP = (maximum-weight one-to-one assignment of an integer similarity 0..100)/100.
 
 The similarities equal fuzzywuzzy 0.18's ``fuzz.ratio`` / ``fuzz.partial_ratio`` on its pure-Python
 difflib backend (the backend that reproduces the paper; python-Levenshtein and rapidfuzz shift
-partial scores). They are computed here with the same decorator semantics (equal strings → 100,
-an empty string → 0, Python's round-half-even) on ``cydifflib.SequenceMatcher``, a compiled
-re-implementation of ``difflib.SequenceMatcher`` that returns the same matching blocks (autojunk
-included; tests/test_metrics.py and bench/scorer_speed.py check the equality against fuzzywuzzy).
-Pairs are cached, and the assignment is solved by SciPy's C implementation of the Hungarian
-problem. Any exact solver gives the same optimal total, which is all that is scored.
+partial scores): same decorator semantics (equal strings → 100, an empty string → 0), same
+matching blocks (autojunk included), Python's round-half-even. They are computed by
+``cookproc._fuzz``, difflib's algorithm transcribed to C and compiled by ``pip install -e .``
+(tests/test_metrics.py and bench/scorer_speed.py check it against fuzzywuzzy). Where that module
+was not built (e.g. a conda job without a compiler), the same functions run on
+``cydifflib.SequenceMatcher``, a compiled re-implementation of difflib: the same numbers, slower,
+with a warning. Pairs are cached, and the assignment is solved by SciPy's C implementation of the
+Hungarian problem. Any exact solver gives the same optimal total, which is all that is scored.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
-from cydifflib import SequenceMatcher
 from typing import Iterable, Sequence
 
 import numpy as np
+from cydifflib import SequenceMatcher
 from scipy.optimize import linear_sum_assignment
+
+log = logging.getLogger(__name__)
 
 MODES = ("exact", "fuzzy", "partial")
 FIELDS = ("verbs", "arguments")
@@ -40,8 +45,9 @@ def _intr(value: float) -> int:
 _AUTOJUNK_LENGTH = 200
 
 
-def fuzz_ratio(a: str, b: str) -> int:
-    """fuzzywuzzy 0.18 ``fuzz.ratio`` with the difflib backend."""
+def difflib_ratio(a: str, b: str) -> int:
+    """fuzzywuzzy 0.18 ``fuzz.ratio`` with the difflib backend, on cydifflib (the reference
+    implementation of cookproc._fuzz.ratio)."""
     if a == b:
         return 100
     if not a or not b:
@@ -49,8 +55,9 @@ def fuzz_ratio(a: str, b: str) -> int:
     return _intr(100 * SequenceMatcher(None, a, b).ratio())
 
 
-def fuzz_partial_ratio(a: str, b: str) -> int:
-    """fuzzywuzzy 0.18 ``fuzz.partial_ratio`` with the difflib backend."""
+def difflib_partial_ratio(a: str, b: str) -> int:
+    """fuzzywuzzy 0.18 ``fuzz.partial_ratio`` with the difflib backend, on cydifflib (the reference
+    implementation of cookproc._fuzz.partial_ratio)."""
     if a == b:
         return 100
     if not a or not b:
@@ -77,6 +84,14 @@ def fuzz_partial_ratio(a: str, b: str) -> int:
             best = ratio
     return _intr(100 * best)
 
+
+try:
+    from cookproc._fuzz import partial_ratio as fuzz_partial_ratio, ratio as fuzz_ratio
+    COMPILED = True
+except ImportError:  # not built: same numbers from cydifflib, several times slower
+    fuzz_ratio, fuzz_partial_ratio, COMPILED = difflib_ratio, difflib_partial_ratio, False
+    log.warning("cookproc._fuzz is not compiled (run `pip install -e .` with a C compiler): fuzzy "
+                "similarities fall back to cydifflib, with the same results but slower")
 
 SIMILARITIES = {"fuzzy": fuzz_ratio, "partial": fuzz_partial_ratio}
 
