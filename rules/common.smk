@@ -1,9 +1,25 @@
 # Helpers shared by every rule file: config validation, paths, the systems to score.
 import glob
 import os
+import sys
 from pathlib import Path
 
 from snakemake.utils import validate
+
+# The cookproc library must be importable by every job, whatever its software environment. The
+# .venv has it (`pip install -e .`); a job run in one of envs/*.yaml (--sdm conda) does not, and
+# neither does a Snakemake installed elsewhere. So the workflow puts its own workflow/ folder on
+# the module search path of the Snakemake process that reads this file (first, unless it is there
+# already, as with the editable install; the rule files import cookproc too). Snakemake starts
+# every script job with `sys.path.extend(<the search path of the Snakemake process running the
+# job>)` (its script preamble), so the job's interpreter, a conda env's included, imports this
+# checkout's cookproc.
+# On SLURM, each job runs Snakemake again on its node, which reads this file again.
+# PYTHONPATH would not do: Snakemake removes it from the environment of conda jobs (unless
+# --conda-not-block-search-path-envvars). tests/test_rule_envs.py checks this.
+WORKFLOW_PYTHON_DIR = os.path.join(workflow.basedir, "workflow")
+if WORKFLOW_PYTHON_DIR not in sys.path:
+    sys.path.insert(0, WORKFLOW_PYTHON_DIR)
 
 
 validate(config, "../workflow/schemas/config.schema.yaml")

@@ -17,6 +17,8 @@ if not os.path.exists(UPSTREAM):
             checksums=UPSTREAM_CHECKSUMS,
         log:
             "logs/data/download_upstream.log",
+        conda:
+            "../envs/cpu.yaml"
         script:
             "../workflow/scripts/download_upstream.py"
 
@@ -34,6 +36,8 @@ rule verify_upstream:
         verify=config["upstream"]["verify_checksums"],
     log:
         "logs/data/verify_upstream.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/verify_upstream.py"
 
@@ -49,6 +53,8 @@ rule clips:
         "results/dataset/clips.parquet",
     log:
         "logs/data/clips.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/build_clips.py"
 
@@ -65,5 +71,7 @@ rule dataset_stats:
         top=config["tables"]["figure3_top"],
     log:
         "logs/data/dataset_stats.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/dataset_stats.py"

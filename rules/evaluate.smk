@@ -14,6 +14,8 @@ rule table4:
         systems=keyclip_systems(),
     log:
         "logs/evaluate/table4.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/table4.py"
 
@@ -38,6 +40,8 @@ rule table5:
         "logs/evaluate/table5.log",
     benchmark:
         "benchmarks/evaluate/table5.tsv"
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/table5.py"
 
@@ -57,5 +61,7 @@ rule confidence_intervals:
         bootstrap=config["tables"]["bootstrap"],
     log:
         "logs/evaluate/confidence_intervals.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/confidence_intervals.py"

@@ -45,6 +45,8 @@ rule text_features:
         "logs/keyclips/text_features.log",
     benchmark:
         "benchmarks/keyclips/text_features.tsv"
+    conda:
+        "../envs/torch.yaml"
     script:
         "../workflow/scripts/text_features.py"
 
@@ -61,6 +63,8 @@ rule keyclips_folds:
         inner_val_fraction=KC["folds"]["inner_val_fraction"],
     log:
         "logs/keyclips/keyclips_folds.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/keyclips_folds.py"
 
@@ -88,6 +92,8 @@ rule keyclips_neural_full:
         "logs/keyclips/keyclips_neural/full.seed{seed}.log",
     benchmark:
         "benchmarks/keyclips/neural-full.seed{seed}.tsv"
+    conda:
+        "../envs/torch.yaml"
     script:
         "../workflow/scripts/keyclips_neural.py"
 
@@ -136,6 +142,8 @@ rule keyclips_neural:
         "results/keyclips/neural-{variant}.parquet",
     log:
         "logs/keyclips/keyclips_neural/neural-{variant}.log",
+    conda:
+        "../envs/cpu.yaml"
     shell:
         "cp {input} {output} 2> {log}"
 
@@ -157,6 +165,8 @@ rule keyclips_tfidf:
         "logs/keyclips/keyclips_tfidf.log",
     benchmark:
         "benchmarks/keyclips/tfidf-lr.tsv"
+    conda:
+        "../envs/torch.yaml"
     script:
         "../workflow/scripts/keyclips_tfidf.py"
 
@@ -172,5 +182,7 @@ rule keyclips_seed_summary:
         csv="results/keyclips/seed_summary.csv",
     log:
         "logs/keyclips/keyclips_seed_summary.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/keyclips_summary.py"

@@ -29,6 +29,8 @@ rule kiddon_train:
         "logs/kiddon/kiddon_train.log",
     benchmark:
         "benchmarks/kiddon/kiddon_train.tsv"
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/kiddon_train.py"
 
@@ -48,5 +50,7 @@ rule kiddon_segment:
         first_frame_system="kiddon-first-frame",
     log:
         "logs/kiddon/kiddon_segment.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/kiddon_segment.py"

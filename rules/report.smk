@@ -40,6 +40,8 @@ rule report_tables:
                       labels={"table": "Table 5", "content": "procedure tuples"}),
     log:
         "logs/report/report_tables.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/report_tables.py"
 
@@ -57,6 +59,8 @@ rule report_figure3:
                          category="Figures", labels={"figure": "Figure 3", "field": "arguments"}),
     log:
         "logs/report/report_figure3.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/report_copy.py"
 
@@ -83,6 +87,8 @@ rule report_per_recipe:
         "logs/report/report_per_recipe.log",
     benchmark:
         "benchmarks/report/report_per_recipe.tsv"
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/report_per_recipe.py"
 
@@ -101,6 +107,8 @@ rule report_errors_keyclips:
         examples=REPORT["examples"],
     log:
         "logs/report/report_errors_keyclips/{system}.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/report_errors.py"
 
@@ -119,6 +127,8 @@ rule report_errors_tuples:
         examples=REPORT["examples"],
     log:
         "logs/report/report_errors_tuples/{system}.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/report_errors.py"
 

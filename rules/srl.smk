@@ -24,6 +24,8 @@ rule srl_corpus:
         min_pos_agreement=SRL["min_pos_agreement"],
     log:
         "logs/srl/srl_corpus.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/srl_corpus.py"
 
@@ -57,6 +59,8 @@ rule train_srl:
         "logs/srl/train_srl.log",
     benchmark:
         "benchmarks/srl/train_srl.tsv"
+    conda:
+        "../envs/torch.yaml"
     script:
         "../workflow/scripts/srl_train.py"
 
@@ -81,6 +85,8 @@ rule srl_parse_tagger:
         "logs/srl/srl_parse_tagger.log",
     benchmark:
         "benchmarks/srl/srl_parse_tagger.tsv"
+    conda:
+        "../envs/torch.yaml"
     script:
         "../workflow/scripts/srl_parse.py"
 
@@ -99,6 +105,8 @@ rule srl_parse_spacy:
         "logs/srl/srl_parse_spacy.log",
     benchmark:
         "benchmarks/srl/srl_parse_spacy.tsv"
+    conda:
+        "../envs/torch.yaml"
     script:
         "../workflow/scripts/srl_parse.py"
 
@@ -116,6 +124,8 @@ rule srl_import_allennlp:
         predicate_tags=SRL["predicate_tags"],
     log:
         "logs/srl/srl_import_allennlp.log",
+    conda:
+        "../envs/torch.yaml"
     script:
         "../workflow/scripts/srl_parse.py"
 
@@ -134,6 +144,8 @@ rule srl_systems_noheur:
         verb_form=SRL["noheur_verb_form"],
     log:
         "logs/srl/srl_systems_noheur-{srl_backend}.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/srl_systems.py"
 
@@ -153,6 +165,8 @@ rule srl_systems_heur:
         verb_form="lemma",
     log:
         "logs/srl/srl_systems_heur-{srl_backend}.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/srl_systems.py"
 
@@ -173,6 +187,8 @@ rule srl_systems_heurlex:
         verb_form="lemma",
     log:
         "logs/srl/srl_systems_heurlex-{srl_backend}.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/srl_systems.py"
 
@@ -187,6 +203,8 @@ rule srl_agreement:
         "results/srl/agreement-{srl_backend}.tsv",
     log:
         "logs/srl/srl_agreement-{srl_backend}.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/srl_agreement.py"
 
@@ -205,5 +223,7 @@ rule lexicon_rebuild:
         min_count=SRL["lexicon_min_count"],
     log:
         "logs/srl/lexicon_rebuild.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/lexicon_rebuild.py"

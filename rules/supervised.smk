@@ -30,6 +30,8 @@ rule supervised_keyclips:
         "logs/supervised/supervised_keyclips.log",
     benchmark:
         "benchmarks/supervised/keyclips.tsv"
+    conda:
+        "../envs/torch.yaml"
     script:
         "../workflow/scripts/supervised_keyclips.py"
 
@@ -56,6 +58,8 @@ rule supervised_tuples:
         "logs/supervised/supervised_tuples.log",
     benchmark:
         "benchmarks/supervised/tuples.tsv"
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/supervised_tuples.py"
 
@@ -84,5 +88,7 @@ rule supervised_evaluate:
         runtime=30,
     log:
         "logs/supervised/supervised_evaluate.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/supervised_evaluate.py"

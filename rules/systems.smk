@@ -10,6 +10,8 @@ rule import_upstream_neural:
         "results/keyclips/upstream-neural.parquet",
     log:
         "logs/systems/import_upstream_neural.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/import_upstream_neural.py"
 
@@ -24,6 +26,8 @@ rule import_upstream_srl:
         tuples="results/tuples/upstream-srl-heur.parquet",
     log:
         "logs/systems/import_upstream_srl.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/import_upstream_srl.py"
 
@@ -39,6 +43,8 @@ rule import_user_keyclips:
         kind="keyclips",
     log:
         "logs/systems/import_user_keyclips/{user}.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/import_user_system.py"
 
@@ -54,5 +60,7 @@ rule import_user_tuples:
         kind="tuples",
     log:
         "logs/systems/import_user_tuples/{user}.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/import_user_system.py"

@@ -53,5 +53,7 @@ rule user_procedures:
         lowercase=USER["lowercase"],
     log:
         "logs/user/user_procedures/{name}.log",
+    conda:
+        "../envs/torch.yaml"
     script:
         "../workflow/scripts/procedures_extract.py"

@@ -60,6 +60,8 @@ checkpoint video_list:
         video_ids=VISUAL["video_ids"],
     log:
         "logs/video/video_list.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/video_list.py"
 
@@ -92,6 +94,8 @@ rule video_frame_features:
         "logs/video/video_frame_features/{video_id}.log",
     benchmark:
         "benchmarks/video/video_frame_features/{video_id}.tsv"
+    conda:
+        "../envs/torch.yaml"
     script:
         "../workflow/scripts/video_frame_features.py"
 
@@ -108,6 +112,8 @@ rule video_frame_features_gather:
         kind="frame_features",
     log:
         "logs/video/video_frame_features_gather.log",
+    conda:
+        "../envs/torch.yaml"
     script:
         "../workflow/scripts/video_gather.py"
 
@@ -143,6 +149,8 @@ rule video_tsm:
         "logs/video/video_tsm/{video_id}.log",
     benchmark:
         "benchmarks/video/video_tsm/{video_id}.tsv"
+    conda:
+        "../envs/torch.yaml"
     script:
         "../workflow/scripts/video_tsm.py"
 
@@ -159,6 +167,8 @@ rule video_tsm_gather:
         kind="tsm_segments",
     log:
         "logs/video/video_tsm_gather.log",
+    conda:
+        "../envs/torch.yaml"
     script:
         "../workflow/scripts/video_gather.py"
 
@@ -175,6 +185,8 @@ rule video_import_upstream_tsm:
         "results/visual/tsm/upstream.parquet",
     log:
         "logs/video/video_import_upstream_tsm.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/video_import_upstream_tsm.py"
 
@@ -190,6 +202,8 @@ rule video_align:
         timing="clips",
     log:
         "logs/video/video_align/{source}.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/video_align.py"
 
@@ -207,6 +221,8 @@ rule video_align_paper:
         timing="upstream",
     log:
         "logs/video/video_align_paper/{source}.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/video_align.py"
 
@@ -230,6 +246,8 @@ rule video_tuples_paper:
         max_rank=VISUAL["max_rank"],
     log:
         "logs/video/video_tuples_paper/{source}.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/video_tuples.py"
 
@@ -255,6 +273,8 @@ rule video_tuples_corrected:
         max_rank=VISUAL["max_rank"],
     log:
         "logs/video/video_tuples_corrected/{source}.log",
+    conda:
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/video_tuples.py"
 

@@ -98,10 +98,11 @@ def test_cpu_env_has_no_gpu_stack_and_torch_env_has_all_of_cpu():
     assert cpu.items() <= torch.items()
 
 
-def third_party_imports():
-    """Top-level modules imported by the library and the rule scripts, outside the stdlib."""
+def third_party_imports(paths=None):
+    """Top-level modules imported (anywhere, lazily too) by ``paths`` (default: the library and the
+    rule scripts), outside the stdlib."""
     modules = set()
-    for path in sorted((REPO / "workflow").rglob("*.py")):
+    for path in sorted((REPO / "workflow").rglob("*.py") if paths is None else paths):
         tree = ast.parse(path.read_text(), filename=str(path))
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
