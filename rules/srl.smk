@@ -41,6 +41,7 @@ rule train_srl:
     params:
         encoder=SRL["encoder"],
         epochs=SRL["epochs"],
+        average=SRL["average_checkpoints"],
         batch_size=SRL["batch_size"],
         lr=SRL["learning_rate"],
         hidden=SRL["hidden"],

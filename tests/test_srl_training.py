@@ -42,6 +42,30 @@ def test_tiny_training_overfits_five_sentences():
     assert scores["overall"]["gold"] == 9  # every non-V span of the five frames
 
 
+def test_kept_weights_are_the_best_on_dev_of_the_last_epochs_and_their_mean():
+    torch.set_num_threads(1)
+    prep = tiny_prepared()
+    # The same five sentences once more as a dev split.
+    n = len(prep.sentences)
+    prep.sentences += [("dev", "d", i) for i in range(n)]
+    prep.words += prep.words[:n]
+    prep.parsed += prep.parsed[:n]
+    prep.features += prep.features[:n]
+    prep.frames += [(s + n, p, labels) for s, p, labels in prep.frames]
+    prep.split_of += ["dev"] * n
+    cfg = T.TrainConfig(epochs=8, eval_last_epochs=4, batch_size=5, lr=1e-2, hidden=8, proj=16, dropout=0.0, seed=3)
+    tagger, history = T.train(prep, cfg, n_layers=2, dim=8)
+    assert [h["epoch"] for h in history] == [1, 2, 3, 4, 5, 6, 7, 8, "mean of epochs 5-8"]
+    assert ["dev_f1" in h for h in history] == [False] * 4 + [True] * 5
+    best = max(h["dev_f1"] for h in history if "dev_f1" in h)
+    assert T.evaluate(tagger, prep, "dev")["overall"]["f1"] == best
+    assert history[-1]["kept"] == (history[-1]["dev_f1"] > max(h["dev_f1"] for h in history[4:8]))
+
+    cfg.average_last_epochs = False
+    _, history = T.train(prep, cfg, n_layers=2, dim=8)
+    assert [h["epoch"] for h in history] == list(range(1, 9))
+
+
 def test_checkpoint_round_trip_predicts_the_same():
     torch.set_num_threads(1)
     prep = tiny_prepared()

@@ -15,7 +15,8 @@ with script_logging(snakemake) as log:
     from cookproc.srl.training import TrainConfig, evaluate, prepare, train
 
     p = snakemake.params
-    cfg = TrainConfig(encoder=p.encoder, epochs=p.epochs, batch_size=p.batch_size, lr=p.lr, hidden=p.hidden,
+    cfg = TrainConfig(encoder=p.encoder, epochs=p.epochs, average_last_epochs=p.average,
+                      batch_size=p.batch_size, lr=p.lr, hidden=p.hidden,
                       proj=p.proj, dropout=p.dropout, max_train_words=p.max_train_words,
                       seed=p.seed, device=p.device, threads=snakemake.threads,
                       predicate_tags=tuple(p.predicate_tags))
@@ -24,8 +25,10 @@ with script_logging(snakemake) as log:
     t0 = time.perf_counter()
     encoder = WordEncoder(cfg.encoder, device=cfg.device)
     prep = prepare(rows, encoder)
+    n_layers, dim = encoder.n_layers, encoder.dim
+    del rows, encoder  # only the prepared features are needed from here on (peak memory)
     prep_s = time.perf_counter() - t0
-    tagger, history = train(prep, cfg, encoder.n_layers, encoder.dim)
+    tagger, history = train(prep, cfg, n_layers, dim)
     train_s = time.perf_counter() - t0 - prep_s
     torch.save(tagger.state(), snakemake.output.model)
     lines = ["split\trole\tprecision\trecall\tf1\tgold\tpred\ttp"]

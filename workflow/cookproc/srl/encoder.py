@@ -55,9 +55,16 @@ class WordEncoder:
         self._torch = torch
 
     def encode(self, sentences: Sequence[Sequence[str]], *, batch_size: int = 64) -> list[np.ndarray]:
-        """Per-word features of each sentence; words past ``max_subwords`` get zeros."""
+        """Per-word features of each sentence; words past ``max_subwords`` get zeros.
+
+        The arrays are views into one float16 buffer allocated up front: thousands of separately
+        allocated arrays, interleaved with each batch's float32 temporaries, fragment the heap
+        (about 0.5 GB more resident memory on the EWT corpus)."""
         torch = self._torch
-        out: list[np.ndarray | None] = [None] * len(sentences)
+        lengths = [len(s) for s in sentences]
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        buffer = np.zeros((int(offsets[-1]), self.n_layers, self.dim), dtype=np.float16)
+        out = [buffer[offsets[i]:offsets[i + 1]] for i in range(len(sentences))]
         # Length-sorted batches: little padding, and the order does not change any result.
         order = sorted(range(len(sentences)), key=lambda i: (len(sentences[i]), i))
         with torch.inference_mode():
@@ -80,6 +87,5 @@ class WordEncoder:
                         wid = torch.tensor([word_ids[t] for t in pos])
                         sums.index_add_(0, wid, stack[row, pos])
                         counts.index_add_(0, wid, torch.ones(len(pos)))
-                    feats = sums / counts.clamp(min=1)[:, None, None]
-                    out[i] = feats.numpy().astype(np.float16)
-        return out  # type: ignore[return-value]
+                    out[i][...] = (sums / counts.clamp(min=1)[:, None, None]).numpy()  # rounds to float16
+        return out

