@@ -42,6 +42,7 @@ rule train_srl:
         encoder=SRL["encoder"],
         epochs=SRL["epochs"],
         average=SRL["average_checkpoints"],
+        ensemble=SRL["ensemble"],
         batch_size=SRL["batch_size"],
         lr=SRL["learning_rate"],
         hidden=SRL["hidden"],

@@ -44,7 +44,7 @@ class Sandbox:
         self.src.mkdir(parents=True)
         for name in ("Snakefile", "config.yaml"):
             shutil.copy2(REPO / name, self.src / name)
-        for folder in ("rules", "workflow", "profiles"):
+        for folder in ("rules", "workflow", "profiles", "envs"):
             shutil.copytree(REPO / folder, self.src / folder, ignore=ignore)
         self.work = self.configure(root / "work")
 

@@ -1,5 +1,6 @@
 """A tiny training run overfits five sentences; the tagger checkpoint round-trips; spans scores."""
 import numpy as np
+import pytest
 import torch
 
 from cookproc.srl import training as T
@@ -83,3 +84,29 @@ def test_span_scores_per_role():
     assert s["ARG0"]["f1"] == 1.0 and s["ARG1"]["f1"] == 0.0
     assert s["overall"]["precision"] == 0.5 and s["overall"]["recall"] == 0.5
     assert "V" not in s
+
+
+def test_ensemble_averages_the_heads_log_probabilities():
+    torch.set_num_threads(1)
+    prep = tiny_prepared()
+    cfg = T.TrainConfig(epochs=3, batch_size=5, hidden=8, proj=16, seed=2)
+    tagger, members = T.train_ensemble(prep, cfg, n_layers=2, dim=8, members=2)
+    assert [m["seed"] for m in members] == [2, 3] and len(tagger.heads) == 2
+    inst, _ = T.instances_for(tagger, prep, "train")
+    inputs, _ = tagger.batch(inst, prep.features)
+    with torch.inference_mode():
+        single = [torch.log_softmax(head.eval()(*inputs), -1) for head in tagger.heads]
+        assert not torch.equal(single[0], single[1])  # different seeds, different heads
+        assert torch.allclose(tagger.log_probs(*inputs), (single[0] + single[1]) / 2)
+    again = Tagger.from_state(tagger.state())
+    assert len(again.heads) == 2
+    assert again.predict(inst, prep.features) == tagger.predict(inst, prep.features)
+
+
+def test_ensemble_members_must_share_vocabularies():
+    prep = tiny_prepared()
+    cfg = T.TrainConfig(epochs=1, batch_size=5, hidden=8, proj=16, seed=2)
+    tagger, _ = T.train(prep, cfg, n_layers=2, dim=8)
+    other, _ = T.train(prep, T.TrainConfig(epochs=1, batch_size=5, hidden=4, proj=16, seed=3), n_layers=2, dim=8)
+    with pytest.raises(ValueError, match="share"):
+        tagger.add_heads([other])

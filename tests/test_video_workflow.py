@@ -48,7 +48,7 @@ include: "rules/video.smk"
 def stage_workflow(folder: Path) -> Path:
     """A Snakefile of the data, systems and video stages beside links to rules/ and workflow/."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name in ("rules", "workflow"):
+    for name in ("rules", "workflow", "envs"):
         (folder / name).symlink_to(REPO / name, target_is_directory=True)
     (folder / "Snakefile").write_text(STAGE_SNAKEFILE, encoding="utf-8")
     return folder / "Snakefile"

@@ -12,7 +12,7 @@ with script_logging(snakemake) as log:
     from cookproc.srl.corpus import SRL_CORPUS
     from cookproc.schemas import read_parquet
     from cookproc.srl.encoder import WordEncoder
-    from cookproc.srl.training import TrainConfig, evaluate, prepare, train
+    from cookproc.srl.training import TrainConfig, evaluate, prepare, train_ensemble
 
     p = snakemake.params
     cfg = TrainConfig(encoder=p.encoder, epochs=p.epochs, average_last_epochs=p.average,
@@ -28,7 +28,7 @@ with script_logging(snakemake) as log:
     n_layers, dim = encoder.n_layers, encoder.dim
     del rows, encoder  # only the prepared features are needed from here on (peak memory)
     prep_s = time.perf_counter() - t0
-    tagger, history = train(prep, cfg, n_layers, dim)
+    tagger, members = train_ensemble(prep, cfg, n_layers, dim, p.ensemble)
     train_s = time.perf_counter() - t0 - prep_s
     torch.save(tagger.state(), snakemake.output.model)
     lines = ["split\trole\tprecision\trecall\tf1\tgold\tpred\ttp"]
@@ -41,6 +41,6 @@ with script_logging(snakemake) as log:
         log.info("%s overall: %s", split, scores["overall"])
     atomic_write_text(snakemake.output.scores, "\n".join(lines) + "\n")
     summary = {"prepare_seconds": round(prep_s, 1), "train_seconds": round(train_s, 1),
-               "threads": snakemake.threads, "device": cfg.device, "epochs": history}
+               "threads": snakemake.threads, "device": cfg.device, "members": members}
     atomic_write_text(snakemake.output.history, json.dumps(summary, indent=1) + "\n")
     log.info("prepare %.0fs, training %.0fs", prep_s, train_s)

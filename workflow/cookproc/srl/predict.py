@@ -42,7 +42,6 @@ def label_with_tagger(texts: Sequence[str], tagger: Tagger, *, encoder: WordEnco
             instances.append(tagger.instance(s, p, pred))
             owner.append(s)
     t0 = time.perf_counter()
-    tagger.head.to(device)
     results = tagger.predict(instances, features, batch_size=batch_size, device=device)
     log.info("tagger: %d predicates in %.1fs", len(instances), time.perf_counter() - t0)
     frames: list[list[list[Chunk]]] = [[] for _ in texts]

@@ -5,6 +5,9 @@ the predicate word's mixed vector copied to every position, and small embeddings
 PTB tag, its dependency label, its syntactic relation to the predicate (``syntax``), its signed
 distance to the predicate and a predicate indicator. A 2-layer BiLSTM and a linear layer give
 per-word label scores; decoding is constrained Viterbi (valid BIO, the predicate is ``B-V``).
+
+A tagger may hold several heads trained independently (different seeds) on the same features and
+vocabularies; their per-word log-probabilities are averaged before decoding (an ensemble).
 """
 from __future__ import annotations
 
@@ -106,6 +109,7 @@ class Tagger:
         self.encoder = encoder
         self.predicate_tags = tuple(predicate_tags)
         self.head = SrlHead(cfg, len(tags), len(deps), len(rels), len(labels))
+        self.extra_heads: list[SrlHead] = []  # further ensemble members
         self.v_label = labels.index["B-V"]
         self.banned = [labels.index[x] for x in ("B-V", "I-V") if x in labels.index]
 
@@ -145,17 +149,35 @@ class Tagger:
         path = viterbi_decode(log_probs, self.labels.items, forced={predicate: self.v_label}, banned=self.banned)
         return [self.labels.items[i] for i in path]
 
+    @property
+    def heads(self) -> list[SrlHead]:
+        return [self.head, *self.extra_heads]
+
+    def add_heads(self, others: Sequence["Tagger"]) -> None:
+        """Make the heads of ``others`` (trained on the same vocabularies) ensemble members."""
+        for other in others:
+            if [v.items for v in (other.tags, other.deps, other.rels, other.labels)] != \
+                    [v.items for v in (self.tags, self.deps, self.rels, self.labels)] or other.cfg != self.cfg:
+                raise ValueError("ensemble members must share the configuration and vocabularies")
+            self.extra_heads.extend(other.heads)
+
+    def log_probs(self, *inputs) -> torch.Tensor:
+        """Per-word label log-probabilities, averaged over the heads: [B, N, K]."""
+        logp = [torch.log_softmax(head(*inputs), -1) for head in self.heads]
+        return logp[0] if len(logp) == 1 else torch.stack(logp).mean(0)
+
     def predict(self, instances: Sequence[Instance], features: Sequence[np.ndarray], *, batch_size: int = 128,
                 device: str = "cpu") -> list[tuple[list[str], list[float]]]:
         """Tags of each instance and each word's probability of its chosen tag."""
-        self.head.to(device).eval()
+        for head in self.heads:
+            head.to(device).eval()
         out: list = [None] * len(instances)
         order = sorted(range(len(instances)), key=lambda i: (len(instances[i].tag_ids), instances[i].sentence, i))
         with torch.inference_mode():
             for s in range(0, len(order), batch_size):
                 idx = order[s:s + batch_size]
                 inputs, _ = self.batch([instances[i] for i in idx], features, device)
-                logp = torch.log_softmax(self.head(*inputs), -1).cpu().numpy()
+                logp = self.log_probs(*inputs).cpu().numpy()
                 for r, i in enumerate(idx):
                     m = len(instances[i].tag_ids)
                     tags = self.decode(logp[r, :m], instances[i].predicate)
@@ -169,6 +191,7 @@ class Tagger:
             "predicate_tags": list(self.predicate_tags),
             "vocabs": {k: getattr(self, k).items for k in ("tags", "deps", "rels", "labels")},
             "head": self.head.state_dict(),
+            "extra_heads": [head.state_dict() for head in self.extra_heads],
         }
 
     @classmethod
@@ -179,5 +202,10 @@ class Tagger:
         tagger = cls(HeadConfig(**state["cfg"]), Vocab(v["tags"]), Vocab(v["deps"]), Vocab(v["rels"]),
                      Vocab(v["labels"]), state["encoder"], state["predicate_tags"])
         tagger.head.load_state_dict(state["head"])
-        tagger.head.eval()
+        for head_state in state.get("extra_heads", []):
+            head = SrlHead(tagger.cfg, len(tagger.tags), len(tagger.deps), len(tagger.rels), len(tagger.labels))
+            head.load_state_dict(head_state)
+            tagger.extra_heads.append(head)
+        for head in tagger.heads:
+            head.eval()
         return tagger

@@ -13,7 +13,7 @@ import math
 import random
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -209,6 +209,21 @@ def train(prep: Prepared, cfg: TrainConfig, n_layers: int, dim: int) -> tuple[Ta
     head.to("cpu")
     head.eval()
     return tagger, history
+
+
+def train_ensemble(prep: Prepared, cfg: TrainConfig, n_layers: int, dim: int, members: int
+                   ) -> tuple[Tagger, list[dict]]:
+    """``members`` heads trained independently (seeds ``cfg.seed``, ``cfg.seed + 1``, ...) on the same
+    features, joined into one tagger that averages their log-probabilities. Returns the tagger and,
+    per member, its seed and epoch log."""
+    taggers, log_per_member = [], []
+    for member in range(members):
+        member_cfg = replace(cfg, seed=cfg.seed + member)
+        tagger, history = train(prep, member_cfg, n_layers, dim)
+        taggers.append(tagger)
+        log_per_member.append({"seed": member_cfg.seed, "epochs": history})
+    taggers[0].add_heads(taggers[1:])
+    return taggers[0], log_per_member
 
 
 def evaluate(tagger: Tagger, prep: Prepared, split: str, device: str = "cpu") -> dict[str, dict[str, float]]:
