@@ -269,6 +269,10 @@ through `profiles/default` in a fresh temporary working directory against the up
 - *no-op rerun*: `snakemake results/table5.csv` again right after, when everything is up to date.
 - Wall times are medians and depend on the machine's load (printed below the table); the CPU
   time (user + system, Snakemake and its children) next to them depends far less on it.
+- Every Snakemake start imports the SLURM executor plugin, which runs `scontrol show config`: on a
+  machine whose `/etc/slurm/slurm.conf` names a controller that is down, that call waits about
+  9 s (measured here), so a no-op rerun takes ~11 s instead of ~2 s. `.ci/slurm/stop.sh` removes
+  the test cluster's configuration for that reason.
 
 """
 
