@@ -284,132 +284,87 @@ static long intr(double x)
     return (long)nearbyint(x);
 }
 
-/* The str's code points as a fresh array (caller frees); NULL with an exception set. */
-static Py_UCS4 *code_points(PyObject *s, Py_ssize_t *length)
+/* fuzz.ratio on code-point arrays (both non-empty): -1 with MemoryError set on failure. */
+static long ratio_score(const Py_UCS4 *c1, Py_ssize_t l1, const Py_UCS4 *c2, Py_ssize_t l2)
 {
-    if (!PyUnicode_Check(s)) {
-        PyErr_Format(PyExc_TypeError, "expected str, got %.100s", Py_TYPE(s)->tp_name);
-        return NULL;
-    }
-    *length = PyUnicode_GET_LENGTH(s);
-    Py_UCS4 *out = PyUnicode_AsUCS4Copy(s);
-    return out;
+    double r = sequence_ratio(c1, l1, c2, l2);
+    return r < 0 ? -1 : intr(100 * r);
 }
 
-/* The decorators of fuzz.ratio / fuzz.partial_ratio: equal strings -> 100, an empty one -> 0.
- * Returns 1 and sets *score when they decide, 0 to go on, -1 on error. */
-static int decorators(PyObject *s1, PyObject *s2, long *score)
+/* fuzz.partial_ratio on code-point arrays (both non-empty): -1 with MemoryError set on failure. */
+static long partial_score(const Py_UCS4 *c1, Py_ssize_t l1, const Py_UCS4 *c2, Py_ssize_t l2)
 {
-    if (!PyUnicode_Check(s1) || !PyUnicode_Check(s2)) {
-        PyErr_SetString(PyExc_TypeError, "both arguments must be str");
-        return -1;
-    }
-    int equal = PyUnicode_Compare(s1, s2);
-    if (equal == -1 && PyErr_Occurred())
-        return -1;
-    if (equal == 0) {
-        *score = 100;
-        return 1;
-    }
-    if (PyUnicode_GET_LENGTH(s1) == 0 || PyUnicode_GET_LENGTH(s2) == 0) {
-        *score = 0;
-        return 1;
-    }
-    return 0;
-}
-
-static PyObject *fuzz_ratio(PyObject *self, PyObject *args)
-{
-    PyObject *s1, *s2;
-    long score;
-    if (!PyArg_ParseTuple(args, "UU:ratio", &s1, &s2))
-        return NULL;
-    int decided = decorators(s1, s2, &score);
-    if (decided < 0)
-        return NULL;
-    if (decided)
-        return PyLong_FromLong(score);
-    Py_ssize_t la, lb;
-    Py_UCS4 *a = code_points(s1, &la);
-    if (!a)
-        return NULL;
-    Py_UCS4 *b = code_points(s2, &lb);
-    if (!b) {
-        PyMem_Free(a);
-        return NULL;
-    }
-    double r = sequence_ratio(a, la, b, lb);
-    PyMem_Free(a);
-    PyMem_Free(b);
-    if (r < 0)
-        return NULL;
-    return PyLong_FromLong(intr(100 * r));
-}
-
-static PyObject *fuzz_partial_ratio(PyObject *self, PyObject *args)
-{
-    PyObject *s1, *s2;
-    long score;
-    if (!PyArg_ParseTuple(args, "UU:partial_ratio", &s1, &s2))
-        return NULL;
-    int decided = decorators(s1, s2, &score);
-    if (decided < 0)
-        return NULL;
-    if (decided)
-        return PyLong_FromLong(score);
-    Py_ssize_t l1, l2;
-    Py_UCS4 *c1 = code_points(s1, &l1);
-    if (!c1)
-        return NULL;
-    Py_UCS4 *c2 = code_points(s2, &l2);
-    if (!c2) {
-        PyMem_Free(c1);
-        return NULL;
-    }
     /* if len(s1) <= len(s2): shorter = s1, longer = s2; else the other way round. */
     const Py_UCS4 *shorter = l1 <= l2 ? c1 : c2, *longer = l1 <= l2 ? c2 : c1;
     Py_ssize_t ls = l1 <= l2 ? l1 : l2, ll = l1 <= l2 ? l2 : l1;
     Matcher m;
-    Block *blocks = NULL;
+    if (matcher_init(&m, shorter, ls, longer, ll) < 0)
+        return -1;
     Py_ssize_t n = 0;
-    if (matcher_init(&m, shorter, ls, longer, ll) == 0) {
-        blocks = matching_blocks(&m, &n);
-        matcher_free(&m);
-    }
-    PyObject *result = NULL;
-    if (blocks) {
-        double best = 0.0;
-        int full = 0, failed = 0;
-        for (Py_ssize_t t = 0; t < n && !full; t++) {
-            Py_ssize_t long_start = blocks[t].j - blocks[t].i > 0 ? blocks[t].j - blocks[t].i : 0;
-            Py_ssize_t long_end = long_start + ls;
-            if (long_end > ll)
-                long_end = ll;
-            /* A window already scored (another block with the same offset) scores the same. */
-            int seen = 0;
-            for (Py_ssize_t u = 0; u < t && !seen; u++) {
-                Py_ssize_t other = blocks[u].j - blocks[u].i > 0 ? blocks[u].j - blocks[u].i : 0;
-                seen = other == long_start;
-            }
-            if (seen)
-                continue;
-            double r = sequence_ratio(shorter, ls, longer + long_start, long_end - long_start);
-            if (r < 0) {
-                failed = 1;
-                break;
-            }
-            if (r > .995)
-                full = 1;
-            else if (r > best)
-                best = r;
+    Block *blocks = matching_blocks(&m, &n);
+    matcher_free(&m);
+    if (!blocks)
+        return -1;
+    double best = 0.0;
+    long score = -2;
+    for (Py_ssize_t t = 0; t < n && score == -2; t++) {
+        Py_ssize_t long_start = blocks[t].j - blocks[t].i > 0 ? blocks[t].j - blocks[t].i : 0;
+        Py_ssize_t long_end = long_start + ls;
+        if (long_end > ll)
+            long_end = ll;
+        /* A window already scored (another block with the same offset) scores the same. */
+        int seen = 0;
+        for (Py_ssize_t u = 0; u < t && !seen; u++) {
+            Py_ssize_t other = blocks[u].j - blocks[u].i > 0 ? blocks[u].j - blocks[u].i : 0;
+            seen = other == long_start;
         }
-        if (!failed)
-            result = PyLong_FromLong(full ? 100 : intr(100 * best));
-        free(blocks);
+        if (seen)
+            continue;
+        double r = sequence_ratio(shorter, ls, longer + long_start, long_end - long_start);
+        if (r < 0)
+            score = -1;
+        else if (r > .995)
+            score = 100;
+        else if (r > best)
+            best = r;
     }
+    free(blocks);
+    return score == -2 ? intr(100 * best) : score;
+}
+
+/* The Python function around a score: argument parsing, then fuzzywuzzy's decorators (equal
+ * strings -> 100, then an empty one -> 0), then the score on the strings' code points. */
+static PyObject *similarity(PyObject *args, const char *format,
+                            long (*score)(const Py_UCS4 *, Py_ssize_t, const Py_UCS4 *, Py_ssize_t))
+{
+    PyObject *s1, *s2;
+    if (!PyArg_ParseTuple(args, format, &s1, &s2))
+        return NULL;
+    int equal = PyUnicode_Compare(s1, s2);
+    if (equal == -1 && PyErr_Occurred())
+        return NULL;
+    if (equal == 0)
+        return PyLong_FromLong(100);
+    Py_ssize_t l1 = PyUnicode_GET_LENGTH(s1), l2 = PyUnicode_GET_LENGTH(s2);
+    if (l1 == 0 || l2 == 0)
+        return PyLong_FromLong(0);
+    Py_UCS4 *c1 = PyUnicode_AsUCS4Copy(s1), *c2 = c1 ? PyUnicode_AsUCS4Copy(s2) : NULL;
+    long value = c1 && c2 ? score(c1, l1, c2, l2) : -1;
     PyMem_Free(c1);
     PyMem_Free(c2);
-    return result;
+    return value < 0 ? NULL : PyLong_FromLong(value);
+}
+
+static PyObject *fuzz_ratio(PyObject *self, PyObject *args)
+{
+    (void)self;
+    return similarity(args, "UU:ratio", ratio_score);
+}
+
+static PyObject *fuzz_partial_ratio(PyObject *self, PyObject *args)
+{
+    (void)self;
+    return similarity(args, "UU:partial_ratio", partial_score);
 }
 
 static PyMethodDef methods[] = {
