@@ -21,6 +21,9 @@ WORKFLOW_PYTHON_DIR = os.path.join(workflow.basedir, "workflow")
 if WORKFLOW_PYTHON_DIR not in sys.path:
     sys.path.insert(0, WORKFLOW_PYTHON_DIR)
 
+from cookproc.subtitles import SUBTITLE_EXTENSIONS  # noqa: E402 (needs the path above)
+from cookproc.video.frames import VideoError, find_video  # noqa: E402
+
 
 validate(config, "../workflow/schemas/config.schema.yaml")
 # jsonschema does not fill defaults behind a $ref, so each stage's section is validated (and its
@@ -114,3 +117,75 @@ def user_keyclips_file(wildcards):
 
 def user_tuples_file(wildcards):
     return user_system_file("tuples", wildcards.user)
+
+
+# Input functions of the video stage (rules/video.smk).
+VISUAL = config["visual"]
+
+
+def local_video(wildcards):
+    """The video file of one job, or nothing: a missing video then fails (or is skipped) inside the
+    job with a clear message instead of stopping the whole DAG."""
+    try:
+        return [str(find_video(VISUAL["videos_dir"], wildcards.video_id, VISUAL["video_extensions"]))]
+    except VideoError:
+        return []
+
+
+def configured_file(path):
+    """A user asset as an input when configured; when not, the script says which key to set."""
+    return [path] if path else []
+
+
+def listed_videos():
+    with checkpoints.video_list.get().output[0].open() as handle:
+        return [line.strip() for line in handle if line.strip()]
+
+
+def frame_feature_parts(wildcards):
+    return expand("results/features/frames/videos/{video_id}.parquet", video_id=listed_videos())
+
+
+def frame_feature_statuses(wildcards):
+    return expand("results/features/frames/videos/{video_id}.status.tsv", video_id=listed_videos())
+
+
+def tsm_parts(wildcards):
+    return expand("results/visual/tsm/videos/{video_id}.parquet", video_id=listed_videos())
+
+
+def tsm_statuses(wildcards):
+    return expand("results/visual/tsm/videos/{video_id}.status.tsv", video_id=listed_videos())
+
+
+# Input functions of user procedures (rules/user.smk).
+USER = config["user"]
+
+
+def user_subtitles(wildcards):
+    """The one subtitle / transcript file of ``name`` (a clear error when there is none or several)."""
+    found = [os.path.join(USER["dir"], f"{wildcards.name}.{ext}") for ext in SUBTITLE_EXTENSIONS
+             if os.path.exists(os.path.join(USER["dir"], f"{wildcards.name}.{ext}"))]
+    if len(found) != 1:
+        tried = ", ".join(os.path.join(USER["dir"], f"{wildcards.name}.{ext}") for ext in SUBTITLE_EXTENSIONS)
+        raise ValueError(f"procedures for {wildcards.name!r}: expected exactly one subtitle or transcript "
+                         f"file of {tried}; found {found or 'none'}")
+    return found[0]
+
+
+def user_video(wildcards):
+    """The optional video of ``name`` (first existing extension), as a list of zero or one file."""
+    for ext in USER["video_extensions"]:
+        path = os.path.join(USER["dir"], f"{wildcards.name}.{ext}")
+        if os.path.exists(path):
+            return [path]
+    return []
+
+
+def user_lexicon():
+    return USER["lexicon"] or upstream("youcook2/1.2.cooking_vocab.strict_filtered.unsorted.lst")
+
+
+# Captions of the HTML report (rules/report.smk).
+def report_caption(name):
+    return repo_path(f"report/{name}.rst")

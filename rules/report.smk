@@ -7,10 +7,6 @@ REPORT = config["report"]
 report: "../report/workflow.rst"
 
 
-def report_caption(name):
-    return repo_path(f"report/{name}.rst")
-
-
 REPORT_TARGETS = [
     "results/report/table2.html",
     "results/report/table4.html",

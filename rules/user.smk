@@ -1,33 +1,7 @@
 # Procedures from a user's own video: data/user/<name>.{vtt,srt,txt} (+ optional <name>.mp4) ->
 # results/procedures/<name>.json and .md (clips with times, key flags and procedure tuples).
-from cookproc.subtitles import SUBTITLE_EXTENSIONS
 
-USER = config["user"]
 USER_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
-
-
-def user_subtitles(wildcards):
-    """The one subtitle / transcript file of ``name`` (a clear error when there is none or several)."""
-    found = [os.path.join(USER["dir"], f"{wildcards.name}.{ext}") for ext in SUBTITLE_EXTENSIONS
-             if os.path.exists(os.path.join(USER["dir"], f"{wildcards.name}.{ext}"))]
-    if len(found) != 1:
-        tried = ", ".join(os.path.join(USER["dir"], f"{wildcards.name}.{ext}") for ext in SUBTITLE_EXTENSIONS)
-        raise ValueError(f"procedures for {wildcards.name!r}: expected exactly one subtitle or transcript "
-                         f"file of {tried}; found {found or 'none'}")
-    return found[0]
-
-
-def user_video(wildcards):
-    """The optional video of ``name`` (first existing extension), as a list of zero or one file."""
-    for ext in USER["video_extensions"]:
-        path = os.path.join(USER["dir"], f"{wildcards.name}.{ext}")
-        if os.path.exists(path):
-            return [path]
-    return []
-
-
-def user_lexicon():
-    return USER["lexicon"] or upstream("youcook2/1.2.cooking_vocab.strict_filtered.unsorted.lst")
 
 
 rule user_procedures:

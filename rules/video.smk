@@ -3,9 +3,7 @@
 # segments to clips, and the visual / fusion tuple systems visual-, fusion-naive-,
 # fusion-oracle-{source}-{variant} (variant paper: upstream's procedure; corrected: see
 # workflow/cookproc/video/tuples.py).
-from cookproc.video.frames import VideoError, find_video
 
-VISUAL = config["visual"]
 VISUAL_KINDS = {"visual": "visual", "naive": "fusion-naive", "oracle": "fusion-oracle"}
 
 
@@ -13,41 +11,6 @@ wildcard_constraints:
     video_id=r"[A-Za-z0-9_-]+",
     source=r"upstream|tsm",
     variant=r"paper|corrected",
-
-
-def local_video(wildcards):
-    """The video file of one job, or nothing: a missing video then fails (or is skipped) inside the
-    job with a clear message instead of stopping the whole DAG."""
-    try:
-        return [str(find_video(VISUAL["videos_dir"], wildcards.video_id, VISUAL["video_extensions"]))]
-    except VideoError:
-        return []
-
-
-def configured_file(path):
-    """A user asset as an input when configured; when not, the script says which key to set."""
-    return [path] if path else []
-
-
-def listed_videos():
-    with checkpoints.video_list.get().output[0].open() as handle:
-        return [line.strip() for line in handle if line.strip()]
-
-
-def frame_feature_parts(wildcards):
-    return expand("results/features/frames/videos/{video_id}.parquet", video_id=listed_videos())
-
-
-def frame_feature_statuses(wildcards):
-    return expand("results/features/frames/videos/{video_id}.status.tsv", video_id=listed_videos())
-
-
-def tsm_parts(wildcards):
-    return expand("results/visual/tsm/videos/{video_id}.parquet", video_id=listed_videos())
-
-
-def tsm_statuses(wildcards):
-    return expand("results/visual/tsm/videos/{video_id}.status.tsv", video_id=listed_videos())
 
 
 checkpoint video_list:
