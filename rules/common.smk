@@ -1,4 +1,4 @@
-# Helpers shared by every rule file: config validation, paths, the systems to score.
+# Helpers shared by every stage's .smk file (config validation, paths, the systems to score).
 import glob
 import os
 import sys
@@ -142,20 +142,9 @@ def listed_videos():
         return [line.strip() for line in handle if line.strip()]
 
 
-def frame_feature_parts(wildcards):
-    return expand("results/features/frames/videos/{video_id}.parquet", video_id=listed_videos())
-
-
-def frame_feature_statuses(wildcards):
-    return expand("results/features/frames/videos/{video_id}.status.tsv", video_id=listed_videos())
-
-
-def tsm_parts(wildcards):
-    return expand("results/visual/tsm/videos/{video_id}.parquet", video_id=listed_videos())
-
-
-def tsm_statuses(wildcards):
-    return expand("results/visual/tsm/videos/{video_id}.status.tsv", video_id=listed_videos())
+def per_listed_video(pattern):
+    """Input function: ``pattern`` (with a {video_id} wildcard) for every video the checkpoint listed."""
+    return lambda wildcards: expand(pattern, video_id=listed_videos())
 
 
 # Input functions of user procedures (rules/user.smk).
@@ -164,12 +153,11 @@ USER = config["user"]
 
 def user_subtitles(wildcards):
     """The one subtitle / transcript file of ``name`` (a clear error when there is none or several)."""
-    found = [os.path.join(USER["dir"], f"{wildcards.name}.{ext}") for ext in SUBTITLE_EXTENSIONS
-             if os.path.exists(os.path.join(USER["dir"], f"{wildcards.name}.{ext}"))]
+    candidates = [os.path.join(USER["dir"], f"{wildcards.name}.{ext}") for ext in SUBTITLE_EXTENSIONS]
+    found = [path for path in candidates if os.path.exists(path)]
     if len(found) != 1:
-        tried = ", ".join(os.path.join(USER["dir"], f"{wildcards.name}.{ext}") for ext in SUBTITLE_EXTENSIONS)
         raise ValueError(f"procedures for {wildcards.name!r}: expected exactly one subtitle or transcript "
-                         f"file of {tried}; found {found or 'none'}")
+                         f"file of {', '.join(candidates)}; found {found or 'none'}")
     return found[0]
 
 

@@ -65,8 +65,8 @@ rule video_frame_features:
 
 rule video_frame_features_gather:
     input:
-        parts=frame_feature_parts,
-        statuses=frame_feature_statuses,
+        parts=per_listed_video("results/features/frames/videos/{video_id}.parquet"),
+        statuses=per_listed_video("results/features/frames/videos/{video_id}.status.tsv"),
         lib=script_lib("video_gather"),
     output:
         table="results/features/frames/resnet50.parquet",
@@ -120,8 +120,8 @@ rule video_tsm:
 
 rule video_tsm_gather:
     input:
-        parts=tsm_parts,
-        statuses=tsm_statuses,
+        parts=per_listed_video("results/visual/tsm/videos/{video_id}.parquet"),
+        statuses=per_listed_video("results/visual/tsm/videos/{video_id}.status.tsv"),
         lib=script_lib("video_gather"),
     output:
         table="results/visual/tsm/tsm.parquet",
