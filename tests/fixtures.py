@@ -240,7 +240,8 @@ def fixture_overrides(upstream_dir: str | Path, scratch_dir: str | Path) -> dict
     return {"upstream": {"dir": str(upstream_dir), "verify_checksums": False, "repairs": None},
             "srl": {"propbank_ewt_dir": str(ewt), "epochs": 2, "hidden": 16, "projection": 16, "device": "cpu"},
             # Four recipes: two leave-recipes-out folds of two; one short training run.
-            "keyclips": {"folds": {"k": 2}, "neural": {"seeds": [0], "max_epochs": 3, "patience": 2}},
+            "keyclips": {"folds": {"k": 2}, "neural": {"seeds": [0], "max_epochs": 3, "patience": 2,
+                                                    "finetune": {"layers": 1}}},
             "supervised": {"keyclips": {"min_df": 1}, "tuples": {"max_iter": 10, "thresholds": [0.3, 0.5]}}}
 
 

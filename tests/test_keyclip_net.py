@@ -82,6 +82,20 @@ def test_best_threshold_maximises_f1_on_the_given_clips():
     assert best_threshold(labels, scores, "accuracy") == pytest.approx(0.75)  # top 2: 5/6 correct
 
 
+
+def test_f1_accuracy_threshold_trades_a_little_f1_for_accuracy():
+    labels = np.array([1, 1, 1, 0, 1, 0, 0, 1, 0, 1, 0, 0, 0, 0], dtype=bool)
+    scores = np.linspace(0.95, 0.05, len(labels))
+
+    def predicted(metric):
+        return int((scores >= best_threshold(labels, scores, metric)).sum())
+
+    # Top 10: F1 12/16 (best), accuracy 10/14; top 3: accuracy 11/14 (best, tied with top 5 and the
+    # higher threshold wins), F1 6/9; top 5: F1 8/11 and accuracy 11/14, the best mean of the two.
+    assert (predicted("f1"), predicted("accuracy"), predicted("f1_accuracy")) == (10, 3, 5)
+    with pytest.raises(ValueError, match="threshold metric"):
+        best_threshold(labels, scores, "auc")
+
 def _toy(n=240, seed=0):
     """Text dimension 0 and the visual set's mean of dimension 2 decide the label; the rest is noise."""
     rng = np.random.default_rng(seed)

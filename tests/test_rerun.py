@@ -189,6 +189,12 @@ def test_changing_a_parameter_plans_exactly_what_is_downstream_of_it(sandbox, wo
     assert "clips" not in planned(log) and "verify_upstream" not in planned(log)
 
 
+def test_fine_tuning_settings_replan_the_sentence_variants_but_not_the_visual_one(sandbox, work):
+    sandbox.configure(work, {"keyclips": {"neural": {"finetune": {"lr": 1e-4}}}})
+    changed = {rule for rule, why in reasons(sandbox.snakemake(work, "--dry-run")).items() if "Params have changed" in why}
+    assert changed == {"keyclips_neural_text", "keyclips_neural_full"}
+
+
 def test_dropping_a_system_replans_only_what_lists_it(sandbox, work, forceall_plan):
     sandbox.configure(work, {"tables": {"keyclip_systems": ["upstream-neural"]}})
     log = sandbox.snakemake(work, "--dry-run")

@@ -59,8 +59,8 @@ def _tiny_bert(path):
 
     words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "add", "the", "salt", "stir", "soup", "hello"]
     path.mkdir()
-    (path / "vocab.txt").write_text("\n".join(words) + "\n")
-    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
+    # transformers 5 takes the vocabulary as a dict (a vocab_file argument is ignored: every word -> [UNK]).
+    BertTokenizerFast(vocab={w: i for i, w in enumerate(words)}).save_pretrained(path)
     torch.manual_seed(0)
     config = BertConfig(vocab_size=len(words), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                         intermediate_size=32, max_position_embeddings=64)

@@ -4,8 +4,9 @@ from cookproc.logs import script_logging
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
 
-    from cookproc.models.crossval import keyclips_table, run_neural, set_torch_threads, text_inputs
+    from cookproc.models.crossval import SentenceTuning, keyclips_table, run_neural, set_torch_threads, text_inputs
     from cookproc.models.data import align_rows, frame_sets, read_clips, tsm_sets
+    from cookproc.models.finetune import FinetuneConfig, load_bottom
     from cookproc.models.folds import read_folds
     from cookproc.models.train import TrainConfig
     from cookproc.schemas import KEYCLIPS, atomic_write_text, write_parquet
@@ -14,19 +15,29 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     smk = snakemake  # noqa: F821
     p = smk.params
     set_torch_threads(smk.threads)
-    if p.device != "cpu":
-        log.warning("device %s requested; the selector is small and trains on the CPU (deterministic)", p.device)
     variant, seed = p.variant, int(smk.wildcards.seed)
+    finetune = FinetuneConfig(**p.finetune) if variant != "visual" else None
+    if p.device != "cpu":
+        log.warning("device %s: %s; the selector net is small and trains on the CPU", p.device,
+                    "the encoder fine-tunes there" if finetune and finetune.layers else "nothing uses it")
     clips = read_clips(smk.input.clips)
     folds = read_folds(smk.input.folds, clips)
     log.info("%d clips, %d folds; variant %s, seed %d", len(clips), folds["fold"].nunique(), variant, seed)
 
-    text = visual = None
+    text = visual = tuning = None
     if variant in ("text", "full"):
+        def sentence_input(vectors):
+            return text_inputs(clips, vectors, context_window=p.context_window, layout=p.layout_features)
+
         keys, vectors = read_text_features(smk.input.text)
-        vectors = vectors[align_rows(smk.input.text, keys, clips, "text features")]
-        text = text_inputs(clips, vectors, context_window=p.context_window, layout=p.layout_features)
+        text = sentence_input(vectors[align_rows(smk.input.text, keys, clips, "text features")])
         log.info("text input: %d x %d from %s", *text.shape, smk.input.text)
+        if finetune.layers:
+            bottom = load_bottom(p.encoder_path, clips["sentence"].astype(str).tolist(), finetune.layers,
+                                 max_length=finetune.max_length, device=p.device)
+            tuning = SentenceTuning(bottom, finetune, sentence_input)
+            log.info("fine-tuning the top %d layers of the encoder per fold (%s); frozen bottom computed",
+                     finetune.layers, p.encoder_path or "packaged all-MiniLM-L6-v2")
     if variant in ("visual", "full"):
         if p.visual_source == "tsm":
             visual = tsm_sets(smk.input.visual, clips, max_set=p.max_set)
@@ -37,12 +48,13 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
                  p.visual_source, len(visual.vectors), visual.dim, sizes.mean(), int((sizes == 0).sum()))
 
     cfg = TrainConfig(**p.train)
-    result = run_neural(variant, clips, folds, text, visual, cfg, seed)
+    result = run_neural(variant, clips, folds, text, visual, cfg, seed, tuning)
     system = f"neural-{variant}"
     write_parquet(keyclips_table(system, clips, result), smk.output.keyclips, KEYCLIPS,
                   sort_keys=["video_id", "clip_idx"])
     labels = clips["is_key"].to_numpy()
-    info = {"system": system, "seed": seed, "config": p.train, "folds": {str(k): v for k, v in result.info.items()},
+    info = {"system": system, "seed": seed, "config": p.train,
+            "finetune": p.finetune if finetune else None, "folds": {str(k): v for k, v in result.info.items()},
             "predicted_key": int(result.is_key.sum()), "gold_key": int(labels.sum()),
             "accuracy": float((result.is_key == labels).mean())}
     atomic_write_text(smk.output.info, json.dumps(info, indent=1, sort_keys=True) + "\n")

@@ -17,6 +17,7 @@ import pyarrow as pa
 import torch
 
 from cookproc.models.data import VisualSets, context_features, layout_features
+from cookproc.models.finetune import FinetuneConfig, FrozenBottom, finetune_sentence_vectors
 from cookproc.models.folds import clip_folds, split_indices
 from cookproc.models.lexical import build_vocabulary, token_matrix
 from cookproc.models.train import ClipInputs, TrainConfig, best_threshold, predict, train_model
@@ -64,24 +65,39 @@ def cross_validate(fold: np.ndarray, inner: np.ndarray, labels: np.ndarray, fit_
     return CVResult(score, is_key, fold.astype(np.int64), thresholds, info)
 
 
+@dataclass
+class SentenceTuning:
+    """Fine-tune the encoder's top layers per fold (cookproc.models.finetune) before training the net."""
+
+    bottom: FrozenBottom
+    cfg: FinetuneConfig
+    text_input: Callable[[np.ndarray], np.ndarray]  # sentence vectors of all clips -> the net's text input
+
+
 def neural_fit_predict(variant: str, data: ClipInputs, cfg: TrainConfig, seed: int,
-                       sentences: list[str] | None = None) -> FitPredict:
+                       sentences: list[str] | None = None, tuning: SentenceTuning | None = None) -> FitPredict:
     """A :data:`FitPredict` that trains the key-clip net (one seed per run, the same for every fold).
 
     With ``cfg.lexical`` (text and full variants) each fold gets a term vocabulary of its own
-    training sentences, so no test word shapes the model.
+    training sentences, so no test word shapes the model. With ``tuning`` each fold first
+    fine-tunes the sentence encoder on its training recipes; the tuned vectors become the text input.
     """
     lexical = cfg.lexical and variant != "visual"
     if lexical and sentences is None:
         raise ValueError("lexical features need the sentences")
+    if tuning is not None and variant == "visual":
+        raise ValueError("the visual variant reads no sentences: nothing to fine-tune")
 
     def fit(train: np.ndarray, val: np.ndarray, test: np.ndarray):
-        fold_data = data
+        fold_data, tuned = data, {}
+        if tuning is not None:
+            vectors, tuned = finetune_sentence_vectors(tuning.bottom, data.labels.numpy(), train, val, tuning.cfg, seed)
+            fold_data = fold_data.with_text(tuning.text_input(vectors))
         if lexical:
             vocab = build_vocabulary([sentences[i] for i in train], min_count=cfg.lexical_min_count)
-            fold_data = data.with_tokens(token_matrix(sentences, vocab))
+            fold_data = fold_data.with_tokens(token_matrix(sentences, vocab))
         net, summary = train_model(variant, fold_data, train, val, cfg, seed)
-        return predict(net, fold_data, val), predict(net, fold_data, test), summary
+        return predict(net, fold_data, val), predict(net, fold_data, test), {**tuned, **summary}
 
     return fit
 
@@ -123,10 +139,10 @@ def text_inputs(clips: pd.DataFrame, embeddings: np.ndarray, *, context_window: 
 
 
 def run_neural(variant: str, clips: pd.DataFrame, folds: pd.DataFrame, text: np.ndarray | None,
-               visual: VisualSets | None, cfg: TrainConfig, seed: int) -> CVResult:
+               visual: VisualSets | None, cfg: TrainConfig, seed: int, tuning: SentenceTuning | None = None) -> CVResult:
     """Cross-validate one variant of the key-clip net with one seed."""
     fold, inner = clip_folds(folds, clips)
     labels = clips["is_key"].to_numpy().astype(bool)
     data = neural_inputs(variant, text, visual, labels)
-    fit = neural_fit_predict(variant, data, cfg, seed, clips["sentence"].astype(str).tolist())
+    fit = neural_fit_predict(variant, data, cfg, seed, clips["sentence"].astype(str).tolist(), tuning)
     return cross_validate(fold, inner, labels, fit, cfg.threshold_metric)

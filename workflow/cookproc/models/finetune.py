@@ -1,0 +1,216 @@
+"""Fine-tuning the top layers of the sentence encoder on one fold's key-clip labels.
+
+The frozen sentence vectors miss what makes a sentence a recipe step; training the encoder itself
+on the labels moves F1 by about two points (docs/benchmarks.md). To keep this affordable on CPUs,
+only the top ``layers`` transformer layers train: the output of the frozen layers below is computed
+once for every clip (:class:`FrozenBottom`, shared by all folds and seeds), and each fold trains its
+own copy of the top layers plus a linear head on its training recipes (AdamW, linear decay,
+batches of similar length drawn from shuffled chunks). The epoch with the lowest inner-validation
+loss is kept, and its mean-pooled sentence vectors for all clips replace the frozen ones as the
+key-clip net's ``s`` (cookproc.models.crossval). Test clips never touch the fine-tuning.
+"""
+from __future__ import annotations
+
+import copy
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from cookproc.errors import InputError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FinetuneConfig:
+    layers: int = 6  # top transformer layers that train (0 = frozen sentence vectors, no fine-tuning)
+    epochs: int = 1  # at most this many epochs; the one with the lowest validation loss is kept
+    lr: float = 3e-5  # peak learning rate of the encoder layers (linear decay to 0)
+    head_lr: float = 1e-3  # learning rate of the linear head
+    weight_decay: float = 0.01
+    batch_size: int = 32
+    max_length: int = 128  # tokens per sentence
+    chunk_batches: int = 16  # batches are cut from length-sorted chunks of this many batches
+
+
+class _PassThrough(nn.Module):
+    """Stands in for the embedding layer: the cached hidden states go straight to the top layers."""
+
+    def forward(self, input_ids=None, inputs_embeds=None, **kwargs):  # noqa: ARG002 (HF passes more)
+        return inputs_embeds
+
+
+def _layer_list(model: nn.Module) -> nn.ModuleList:
+    layers = getattr(getattr(model, "encoder", None), "layer", None)
+    if not isinstance(layers, nn.ModuleList):
+        raise ValueError(f"{type(model).__name__} has no encoder.layer list (a BERT-style encoder is needed "
+                         "to fine-tune its top layers)")
+    return layers
+
+
+def _pad(states: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad per-sentence states [T_i, d] to [B, T, d] and the attention mask [B, T]."""
+    width = max(s.shape[0] for s in states)
+    out = states[0].new_zeros(len(states), width, states[0].shape[1])
+    mask = torch.zeros(len(states), width, dtype=torch.long)
+    for i, s in enumerate(states):
+        out[i, :s.shape[0]] = s
+        mask[i, :s.shape[0]] = 1
+    return out, mask
+
+
+def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    m = mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
+
+
+class FrozenBottom:
+    """A BERT-style encoder split at ``len(layers) - top``: the bottom's output for every sentence.
+
+    ``states[i]`` holds sentence i's hidden states after the frozen layers (no padding); ``top()``
+    returns a fresh trainable copy of the pretrained top layers that maps them to the last layer.
+    """
+
+    def __init__(self, model: nn.Module, tokenizer, sentences: Sequence[str], top: int, *, max_length: int = 128,
+                 batch_size: int = 128, device: str = "cpu"):
+        layers = _layer_list(model)
+        if not 1 <= top <= len(layers):
+            raise ValueError(f"can fine-tune 1..{len(layers)} layers of this encoder, got {top}")
+        self.model, self.top_layers, self.hidden_size = model.eval(), top, int(model.config.hidden_size)
+        self.device = device
+        self.lengths = np.zeros(len(sentences), dtype=np.int64)
+        self.states: list[torch.Tensor] = [None] * len(sentences)
+        order = sorted(range(len(sentences)), key=lambda i: (len(sentences[i]), i))  # little padding
+        cut = len(layers) - top
+        bottom = copy.deepcopy(model)  # only the frozen layers run here
+        bottom.encoder.layer = nn.ModuleList(list(_layer_list(bottom))[:cut])
+        bottom.to(device)
+        with torch.no_grad():
+            for start in range(0, len(order), batch_size):
+                idx = order[start:start + batch_size]
+                enc = tokenizer([sentences[i] for i in idx], padding=True, truncation=True, max_length=max_length,
+                                return_tensors="pt")
+                hidden = bottom(**{k: v.to(device) for k, v in enc.items()}).last_hidden_state.float().cpu()
+                for row, i in enumerate(idx):
+                    n = int(enc["attention_mask"][row].sum())
+                    self.states[i] = hidden[row, :n].clone()
+                    self.lengths[i] = n
+
+    def top(self) -> nn.Module:
+        """A trainable copy of the top layers, called as ``top(inputs_embeds=states, attention_mask=mask)``."""
+        clone = copy.deepcopy(self.model)
+        layers = _layer_list(clone)
+        clone.encoder.layer = nn.ModuleList(list(layers)[len(layers) - self.top_layers:])
+        clone.config.num_hidden_layers = self.top_layers
+        clone.embeddings = _PassThrough()
+        if getattr(clone, "pooler", None) is not None:
+            clone.pooler = None  # unused; its weights would only take optimiser steps for nothing
+        return clone
+
+    def batch(self, idx: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Padded states and mask of sentences ``idx``, on the bottom's device."""
+        states, mask = _pad([self.states[i] for i in idx])
+        return states.to(self.device), mask.to(self.device)
+
+
+def load_bottom(path: str | os.PathLike | None, sentences: Sequence[str], top: int, *, max_length: int = 128,
+                device: str = "cpu") -> FrozenBottom:
+    """Load a local Hugging Face encoder (default: the packaged MiniLM-L6) offline and run its bottom."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from cookproc.text_features import default_encoder_path
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    path = Path(path) if path else default_encoder_path()
+    if not (path / "config.json").is_file():
+        raise InputError(path, "expected a local Hugging Face model directory with config.json, weights and "
+                               "tokenizer (fine-tuning needs the transformer itself)")
+    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    model = AutoModel.from_pretrained(str(path), local_files_only=True)
+    return FrozenBottom(model, tokenizer, sentences, top, max_length=max_length, device=device)
+
+
+def length_batches(idx: np.ndarray, lengths: np.ndarray, batch_size: int, chunk_batches: int,
+                   gen: torch.Generator) -> list[np.ndarray]:
+    """Shuffle ``idx``, cut it into chunks, sort each chunk by length, cut batches, shuffle the batches.
+
+    Sentences of similar length share a batch (little padding), while each batch still comes from
+    a random draw of the training clips (labels stay mixed; long sentences are more often key).
+    """
+    perm = idx[torch.randperm(len(idx), generator=gen).numpy()]
+    size = batch_size * max(1, chunk_batches)
+    batches = []
+    for start in range(0, len(perm), size):
+        chunk = perm[start:start + size]
+        chunk = chunk[np.argsort(lengths[chunk], kind="stable")]
+        batches.extend(chunk[b:b + batch_size] for b in range(0, len(chunk), batch_size))
+    return [batches[i] for i in torch.randperm(len(batches), generator=gen).tolist()]
+
+
+class _Tuned(nn.Module):
+    def __init__(self, top: nn.Module, dim: int):
+        super().__init__()
+        self.top, self.head = top, nn.Linear(dim, 1)
+
+    def embed(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return mean_pool(self.top(inputs_embeds=states, attention_mask=mask).last_hidden_state, mask)
+
+    def forward(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.head(self.embed(states, mask)).squeeze(-1)
+
+
+@torch.no_grad()
+def _run(net: _Tuned, bottom: FrozenBottom, idx: np.ndarray, fn: str, batch_size: int = 256) -> torch.Tensor:
+    net.eval()
+    order = idx[np.argsort(bottom.lengths[idx], kind="stable")]
+    out = []
+    for start in range(0, len(order), batch_size):
+        states, mask = bottom.batch(order[start:start + batch_size])
+        out.append(getattr(net, fn)(states, mask))
+    result = torch.cat(out)
+    back = np.empty(len(idx), dtype=np.int64)
+    back[np.argsort(bottom.lengths[idx], kind="stable")] = np.arange(len(idx))
+    return result.cpu()[torch.from_numpy(back)]
+
+
+def finetune_sentence_vectors(bottom: FrozenBottom, labels: np.ndarray, train_idx: np.ndarray, val_idx: np.ndarray,
+                              cfg: FinetuneConfig, seed: int) -> tuple[np.ndarray, dict]:
+    """Fine-tune the top layers on ``train_idx`` (best epoch by ``val_idx`` loss); vectors for every clip."""
+    if cfg.layers < 1 or cfg.epochs < 1:
+        raise ValueError(f"fine-tuning needs layers >= 1 and epochs >= 1, got {cfg.layers} / {cfg.epochs}")
+    if len(train_idx) == 0 or len(val_idx) == 0:
+        raise ValueError(f"need training and validation clips, got {len(train_idx)} / {len(val_idx)}")
+    torch.manual_seed(seed)  # dropout inside the HF layers draws from the global generator
+    gen = torch.Generator().manual_seed(seed)
+    net = _Tuned(bottom.top(), bottom.hidden_size).to(bottom.device)
+    opt = torch.optim.AdamW([{"params": net.top.parameters(), "lr": cfg.lr},
+                             {"params": net.head.parameters(), "lr": cfg.head_lr}], weight_decay=cfg.weight_decay)
+    steps = cfg.epochs * -(-len(train_idx) // cfg.batch_size)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, [lambda s: max(0.0, 1.0 - s / steps), lambda s: 1.0])
+    loss_fn = nn.BCEWithLogitsLoss()
+    y = torch.from_numpy(np.asarray(labels, dtype=np.float32))  # on the CPU, as the scores _run returns
+    val_y = y[torch.from_numpy(np.asarray(val_idx))]
+    best_loss, best_state, best_epoch, history = float("inf"), None, -1, []
+    for epoch in range(cfg.epochs):
+        net.train()
+        for b in length_batches(np.asarray(train_idx), bottom.lengths, cfg.batch_size, cfg.chunk_batches, gen):
+            states, mask = bottom.batch(b)
+            opt.zero_grad()
+            loss_fn(net(states, mask), y[torch.from_numpy(b)].to(bottom.device)).backward()
+            opt.step()
+            sched.step()
+        val_loss = float(loss_fn(_run(net, bottom, np.asarray(val_idx), "forward"), val_y))
+        history.append(round(val_loss, 5))
+        if val_loss < best_loss:
+            best_loss, best_epoch = val_loss, epoch
+            best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+    net.load_state_dict(best_state)
+    vectors = _run(net, bottom, np.arange(len(labels)), "embed").numpy().astype(np.float32)
+    return vectors, {"finetune_best_epoch": best_epoch, "finetune_val_loss": history}
