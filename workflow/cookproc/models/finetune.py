@@ -155,6 +155,8 @@ def length_batches(idx: np.ndarray, lengths: np.ndarray, batch_size: int, chunk_
 
 
 class _Tuned(nn.Module):
+    """The trainable top layers, mean pooling and a linear head (the logit of "key clip")."""
+
     def __init__(self, top: nn.Module, dim: int):
         super().__init__()
         self.top, self.head = top, nn.Linear(dim, 1)
@@ -168,16 +170,17 @@ class _Tuned(nn.Module):
 
 @torch.no_grad()
 def _run(net: _Tuned, bottom: FrozenBottom, idx: np.ndarray, fn: str, batch_size: int = 256) -> torch.Tensor:
+    """``net.embed`` or ``net.forward`` (``fn``) for clips ``idx``, batched in length order, rows in ``idx`` order."""
     net.eval()
-    order = idx[np.argsort(bottom.lengths[idx], kind="stable")]
+    by_length = np.argsort(bottom.lengths[idx], kind="stable")
+    order = idx[by_length]
     out = []
     for start in range(0, len(order), batch_size):
         states, mask = bottom.batch(order[start:start + batch_size])
         out.append(getattr(net, fn)(states, mask))
-    result = torch.cat(out)
     back = np.empty(len(idx), dtype=np.int64)
-    back[np.argsort(bottom.lengths[idx], kind="stable")] = np.arange(len(idx))
-    return result.cpu()[torch.from_numpy(back)]
+    back[by_length] = np.arange(len(idx))
+    return torch.cat(out).cpu()[torch.from_numpy(back)]
 
 
 def finetune_sentence_vectors(bottom: FrozenBottom, labels: np.ndarray, train_idx: np.ndarray, val_idx: np.ndarray,
