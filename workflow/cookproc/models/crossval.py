@@ -17,7 +17,7 @@ import pyarrow as pa
 import torch
 
 from cookproc.models.data import VisualSets, context_features, layout_features
-from cookproc.models.finetune import FinetuneConfig, FrozenBottom, finetune_sentence_vectors
+from cookproc.models.finetune import FinetuneConfig, FrozenBottom, finetune_sentence_vectors, load_bottom
 from cookproc.models.folds import clip_folds, split_indices
 from cookproc.models.lexical import build_vocabulary, token_matrix
 from cookproc.models.train import ClipInputs, TrainConfig, best_threshold, predict, train_model
@@ -72,6 +72,20 @@ class SentenceTuning:
     bottom: FrozenBottom
     cfg: FinetuneConfig
     text_input: Callable[[np.ndarray], np.ndarray]  # sentence vectors of all clips -> the net's text input
+
+
+def sentence_tuning(clips: pd.DataFrame, cfg: FinetuneConfig, encoder_path: str | None, *, context_window: int,
+                     layout: bool, device: str = "cpu") -> SentenceTuning | None:
+    """The per-fold fine-tuning of ``cfg`` for these clips (None when ``cfg.layers`` is 0)."""
+    if not cfg.layers:
+        return None
+    bottom = load_bottom(encoder_path, clips["sentence"].astype(str).tolist(), cfg.layers,
+                         max_length=cfg.max_length, device=device)
+
+    def sentence_input(vectors: np.ndarray) -> np.ndarray:
+        return text_inputs(clips, vectors, context_window=context_window, layout=layout)
+
+    return SentenceTuning(bottom, cfg, sentence_input)
 
 
 def neural_fit_predict(variant: str, data: ClipInputs, cfg: TrainConfig, seed: int,

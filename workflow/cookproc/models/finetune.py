@@ -15,7 +15,6 @@ import copy
 import logging
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -23,6 +22,7 @@ import torch
 from torch import nn
 
 from cookproc.errors import InputError
+from cookproc.text_features import local_model_dir, mean_pool
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +63,6 @@ def _pad(states: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         out[i, :s.shape[0]] = s
         mask[i, :s.shape[0]] = 1
     return out, mask
-
-
-def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    m = mask.unsqueeze(-1).to(hidden.dtype)
-    return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
 
 
 class FrozenBottom:
@@ -124,11 +119,7 @@ def load_bottom(path: str | os.PathLike | None, sentences: Sequence[str], top: i
     """Load a local Hugging Face encoder (default: the packaged MiniLM-L6) offline and run its bottom."""
     from transformers import AutoModel, AutoTokenizer
 
-    from cookproc.text_features import default_encoder_path
-
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    path = Path(path) if path else default_encoder_path()
+    path = local_model_dir(path)
     if not (path / "config.json").is_file():
         raise InputError(path, "expected a local Hugging Face model directory with config.json, weights and "
                                "tokenizer (fine-tuning needs the transformer itself)")
