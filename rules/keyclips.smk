@@ -9,7 +9,6 @@ KC_VISUAL = {"tsm": KC["tsm_aligned"], "frames": KC["frame_features"]}[KC["visua
 # Rules that can use an accelerator ask for one only when the configured device is not the CPU.
 KC_GPUS = 0 if KC["device"] == "cpu" else 1
 KC_NEURAL_PARAMS = dict(
-    device=KC["device"],
     visual_source=KC["visual_source"],
     max_set=KC["max_set"],
     context_window=KC_NEURAL["context_window"],
@@ -17,12 +16,14 @@ KC_NEURAL_PARAMS = dict(
     train={k: KC_NEURAL[k] for k in ("dim", "hidden", "dropout", "lr", "weight_decay", "batch_size", "max_epochs",
                                      "patience", "threshold_metric", "lexical", "lexical_min_count")},
 )
-# Variants that read sentences can fine-tune the encoder's top layers per fold (0 layers: frozen).
+# Variants that read sentences read either the frozen sentence vectors or, with fine-tuning (layers
+# > 0), the per-fold tuned vectors of rule keyclips_finetune, one file per seed: changing the net's
+# settings never fine-tunes again, and text and full share one fine-tuning per seed.
 KC_FINETUNE = KC_NEURAL["finetune"]
-KC_SENTENCE_PARAMS = dict(finetune=KC_FINETUNE, encoder_path=KC["text"]["path"])
-# Fine-tuning is the heavy part and uses two threads; the small net alone uses one (bit-identical
-# results hold for a fixed thread count).
-KC_SENTENCE_THREADS = 2 if KC_FINETUNE["layers"] > 0 else 1
+TUNED_TEXT = f"results/features/text/finetuned/{KC['text']['name']}.seed{{seed}}"
+KC_SENTENCE_INPUT = (dict(tuned=f"{TUNED_TEXT}.parquet") if KC_FINETUNE["layers"] > 0
+                     else dict(text=TEXT_FEATURES))
+KC_SENTENCE_PARAMS = dict(head_weight=KC_NEURAL["head_weight"] if KC_FINETUNE["layers"] > 0 else 0.0)
 
 
 wildcard_constraints:
@@ -75,6 +76,34 @@ rule keyclips_folds:
         "../workflow/scripts/keyclips_folds.py"
 
 
+# The heavy part on CPUs (~13 min per seed on 2 cores): two threads, a GPU when configured.
+rule keyclips_finetune:
+    input:
+        clips="results/dataset/clips.parquet",
+        folds="results/keyclips/folds.parquet",
+        lib=script_lib("keyclips_finetune"),
+    output:
+        vectors=f"{TUNED_TEXT}.parquet",
+        info=f"{TUNED_TEXT}.json",
+    params:
+        finetune=KC_FINETUNE,
+        encoder_path=KC["text"]["path"],
+        device=KC["device"],
+    threads: 2
+    resources:
+        gpu=KC_GPUS,
+        mem_mb=8000,
+        runtime=60,
+    log:
+        f"logs/keyclips/keyclips_finetune/{KC['text']['name']}.seed{{seed}}.log",
+    benchmark:
+        f"benchmarks/keyclips/finetune-{KC['text']['name']}.seed{{seed}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../workflow/scripts/keyclips_finetune.py"
+
+
 rule keyclips_neural_visual:
     input:
         clips="results/dataset/clips.parquet",
@@ -87,10 +116,10 @@ rule keyclips_neural_visual:
     params:
         variant="visual",
         **KC_NEURAL_PARAMS,
-    # One thread: the net is small, and results are bit-identical only for a fixed thread count.
+    # One thread: the net is small, and results are bit-identical only for a fixed thread count. The
+    # net trains on the CPU whatever keyclips.device says.
     threads: 1
     resources:
-        gpu=KC_GPUS,
         mem_mb=4000,
         runtime=30,
     log:
@@ -103,13 +132,13 @@ rule keyclips_neural_visual:
         "../workflow/scripts/keyclips_neural.py"
 
 
-# The variants that read sentences add the fine-tuning settings (`use rule ... with` merges params
-# into the visual rule's, so a fine-tuning change never reruns the visual variant).
+# The variants that read sentences add their sentence input and its params (`use rule ... with`
+# merges params into the visual rule's, so these never rerun the visual variant).
 use rule keyclips_neural_visual as keyclips_neural_full with:
     input:
         clips="results/dataset/clips.parquet",
         folds="results/keyclips/folds.parquet",
-        text=TEXT_FEATURES,
+        **KC_SENTENCE_INPUT,
         visual=KC_VISUAL,
         lib=script_lib("keyclips_neural"),
     output:
@@ -119,11 +148,6 @@ use rule keyclips_neural_visual as keyclips_neural_full with:
         variant="full",
         **KC_NEURAL_PARAMS,
         **KC_SENTENCE_PARAMS,
-    threads: KC_SENTENCE_THREADS
-    resources:
-        gpu=KC_GPUS,
-        mem_mb=8000,
-        runtime=60,
     log:
         "logs/keyclips/keyclips_neural/full.seed{seed}.log",
     benchmark:
@@ -134,7 +158,7 @@ use rule keyclips_neural_full as keyclips_neural_text with:
     input:
         clips="results/dataset/clips.parquet",
         folds="results/keyclips/folds.parquet",
-        text=TEXT_FEATURES,
+        **KC_SENTENCE_INPUT,
         lib=script_lib("keyclips_neural"),
     output:
         keyclips="results/keyclips/seeds/neural-text.seed{seed}.parquet",

@@ -4,13 +4,20 @@
 SUP = config["supervised"]
 SUP_SRL = f"results/srl/{SUP['srl_backend']}.parquet"
 SUP_LEXICON = upstream(config["srl"]["upstream_lexicon"])
+# Sentence vectors of the key-clip classifier: the per-fold fine-tuned ones of the first neural
+# seed (rule keyclips_finetune) or the frozen ones.
+if SUP["keyclips"]["tuned_vectors"] and KC_FINETUNE["layers"] < 1:
+    raise ValueError("supervised.keyclips.tuned_vectors needs keyclips.neural.finetune.layers >= 1 "
+                     "(or set tuned_vectors: false for the frozen sentence vectors)")
+SUP_SENTENCES = (dict(tuned=f"{TUNED_TEXT}.parquet".format(seed=KC_NEURAL["seeds"][0]))
+                 if SUP["keyclips"]["tuned_vectors"] else dict(text=TEXT_FEATURES))
 
 
 rule supervised_keyclips:
     input:
         clips="results/dataset/clips.parquet",
         folds="results/keyclips/folds.parquet",
-        text=f"results/features/text/{config['keyclips']['text']['name']}.parquet",
+        **SUP_SENTENCES,
         srl=SUP_SRL,
         lexicon=SUP_LEXICON,
         tsm=config["keyclips"]["tsm_aligned"],

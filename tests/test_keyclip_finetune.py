@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from cookproc.models.finetune import FinetuneConfig, finetune_sentence_vectors, length_batches, load_bottom, mean_pool
+from cookproc.models.finetune import (FinetuneConfig, finetune_folds, finetune_sentence_vectors, length_batches, load_bottom,
+                                     mean_pool, read_tuned_vectors, tuned_vectors_table)
 
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "chop", "the", "onion", "now", "we", "like", "this", "stir",
          "soup", "so", "really", "good", "and", "salt"]
@@ -86,8 +87,9 @@ def test_finetuning_learns_a_separable_toy_signal_and_keeps_the_best_epoch(bert)
     sentences, labels = _sentences()
     train, val, _ = _split(len(labels))
     bottom = load_bottom(bert, sentences, 1)
-    vectors, info = finetune_sentence_vectors(bottom, labels, train, val, CFG, seed=0)
+    vectors, head, info = finetune_sentence_vectors(bottom, labels, train, val, CFG, seed=0)
     assert vectors.shape == (len(labels), 16) and vectors.dtype == np.float32
+    assert head.shape == (len(labels),) and ((head > 0.5) == labels).mean() > 0.9  # the head itself has learnt it
     losses = info["finetune_val_loss"]
     assert len(losses) == CFG.epochs and info["finetune_best_epoch"] == int(np.argmin(losses))
     assert min(losses) < 0.35  # far below the 0.69 of a coin flip: "chop" is found
@@ -98,41 +100,109 @@ def test_finetuning_is_deterministic_and_never_reads_test_labels(bert):
     train, val, test = _split(len(labels))
     bottom = load_bottom(bert, sentences, 2)
     cfg = FinetuneConfig(layers=2, epochs=2, batch_size=8, chunk_batches=2)
-    first, _ = finetune_sentence_vectors(bottom, labels, train, val, cfg, seed=3)
+    first, first_head, _ = finetune_sentence_vectors(bottom, labels, train, val, cfg, seed=3)
     poisoned = labels.copy()
     poisoned[test] = ~poisoned[test]
-    second, _ = finetune_sentence_vectors(bottom, poisoned, train, val, cfg, seed=3)
-    assert np.array_equal(first, second)
-    other, _ = finetune_sentence_vectors(bottom, labels, train, val, cfg, seed=4)
+    second, second_head, _ = finetune_sentence_vectors(bottom, poisoned, train, val, cfg, seed=3)
+    assert np.array_equal(first, second) and np.array_equal(first_head, second_head)
+    other, _, _ = finetune_sentence_vectors(bottom, labels, train, val, cfg, seed=4)
     assert not np.array_equal(first, other)
 
 
-def test_cross_validation_with_fine_tuning_scores_every_clip_once(bert):
+def _toy_clips(sentences, labels):
     import pandas as pd
 
-    from cookproc.models.crossval import SentenceTuning, neural_fit_predict, run_neural, text_inputs
+    n = len(labels)
+    clips = pd.DataFrame({"video_id": [f"v{i // 10:02d}" for i in range(n)], "recipe": [f"r{i // 20}" for i in range(n)],
+                          "clip_idx": np.arange(n) % 10, "start_s": np.arange(n) % 10 * 5.0,
+                          "end_s": np.arange(n) % 10 * 5.0 + 4, "sentence": sentences, "is_key": labels})
+    # Two videos per recipe, two recipes per fold; the second recipe of each fold is inner validation.
+    folds = pd.DataFrame({"video_id": [f"v{v:02d}" for v in range(n // 10)], "fold": [v // 4 for v in range(n // 10)],
+                          "inner_val": [v % 4 >= 2 for v in range(n // 10)]})
+    return clips, folds
+
+
+def test_tuned_vectors_round_trip_through_parquet_and_bad_files_are_named(bert, tmp_path):
+    import pyarrow.parquet as pq
+
+    from cookproc.errors import InputError
+    from cookproc.models.folds import clip_folds
+    from cookproc.schemas import write_parquet
+    from cookproc.models.finetune import tuned_vectors_schema
+
+    sentences, labels = _sentences(120)
+    clips, folds = _toy_clips(sentences, labels)
+    fold, inner = clip_folds(folds, clips)
+    tuned = finetune_folds(load_bottom(bert, sentences, 1), labels, fold, inner, FinetuneConfig(layers=1, batch_size=8), 0)
+    assert sorted(tuned) == [0, 1, 2]
+    path = tmp_path / "tuned.parquet"
+    write_parquet(tuned_vectors_table(clips, tuned), path, tuned_vectors_schema(16), sort_keys=["fold", "video_id", "clip_idx"])
+    shuffled = clips.sample(frac=1.0, random_state=1).reset_index(drop=True)  # rows come back in the clips' order
+    back = read_tuned_vectors(path, shuffled, [0, 1, 2])
+    order = np.lexsort((shuffled["clip_idx"].to_numpy(), shuffled["video_id"].to_numpy()))
+    reference = np.lexsort((clips["clip_idx"].to_numpy(), clips["video_id"].to_numpy()))
+    for f in range(3):
+        assert np.array_equal(back[f].vectors[order], tuned[f].vectors[reference])
+        assert np.array_equal(back[f].head[order], tuned[f].head[reference])
+    assert not np.array_equal(tuned[0].vectors, tuned[1].vectors)  # each fold has its own encoder
+    with pytest.raises(InputError, match="folds \\[2\\].*stale"):
+        read_tuned_vectors(path, clips, [0, 1])
+    table = pq.read_table(path)
+    pq.write_table(table.slice(0, table.num_rows - 1), tmp_path / "short.parquet")
+    with pytest.raises(InputError, match="short.parquet: fold 2: 119 distinct clips in 119 rows, expected each of the 120"):
+        read_tuned_vectors(tmp_path / "short.parquet", clips, [0, 1, 2])
+    with pytest.raises(InputError, match="row 0: fold 0, clip v00#0 is not in the clip table"):
+        read_tuned_vectors(path, clips.iloc[1:], [0, 1, 2])
+
+
+def test_cross_validation_with_tuned_vectors_scores_every_clip_once(bert):
+    from cookproc.models.crossval import TunedSentences, neural_fit_predict, run_neural, text_inputs
+    from cookproc.models.folds import clip_folds
     from cookproc.models.train import TrainConfig
 
     sentences, labels = _sentences(120)
-    clips = pd.DataFrame({"video_id": [f"v{i // 10:02d}" for i in range(120)], "recipe": [f"r{i // 20}" for i in range(120)],
-                          "clip_idx": np.arange(120) % 10, "start_s": np.arange(120) % 10 * 5.0,
-                          "end_s": np.arange(120) % 10 * 5.0 + 4, "sentence": sentences, "is_key": labels})
-    # Two videos per recipe, two recipes per fold; the second recipe of each fold is inner validation.
-    folds = pd.DataFrame({"video_id": [f"v{v:02d}" for v in range(12)], "fold": [v // 4 for v in range(12)],
-                          "inner_val": [v % 4 >= 2 for v in range(12)]})
-    bottom = load_bottom(bert, sentences, 1)
+    clips, folds = _toy_clips(sentences, labels)
+    fold, inner = clip_folds(folds, clips)
+    per_fold = finetune_folds(load_bottom(bert, sentences, 1), labels, fold, inner, CFG, 0)
 
     def sentence_input(vectors):
         return text_inputs(clips, vectors, context_window=0, layout=True)
 
-    tuning = SentenceTuning(bottom, CFG, sentence_input)
-    frozen = sentence_input(np.zeros((120, 16), np.float32))  # replaced per fold by the tuned vectors
     cfg = TrainConfig(max_epochs=30, patience=30, lexical=False, lr=1e-2)
-    result = run_neural("text", clips, folds, frozen, None, cfg, seed=0, tuning=tuning)
+    result = run_neural("text", clips, folds, None, None, cfg, seed=0, tuned=TunedSentences(per_fold, sentence_input))
     assert not np.isnan(result.score).any() and sorted(set(result.fold.tolist())) == [0, 1, 2]
-    assert all("finetune_val_loss" in info for info in result.info.values())
-    # Out-of-fold scores rank key clips first: the tuned vectors carry the signal (the frozen input is zeros).
+    # Out-of-fold scores rank key clips first: the tuned vectors carry the signal.
     auc = (result.score[labels][:, None] > result.score[~labels][None, :]).mean()
     assert auc > 0.9
-    with pytest.raises(ValueError, match="nothing to fine-tune"):
-        neural_fit_predict("visual", None, cfg, 0, tuning=tuning)
+    # The head weight mixes in the tuned head's probability of the held-out fold's own encoder.
+    head_only = run_neural("text", clips, folds, None, None, cfg, seed=0,
+                           tuned=TunedSentences(per_fold, sentence_input, head_weight=1.0))
+    expected = np.concatenate([per_fold[f].head[fold == f] for f in range(3)])
+    assert np.allclose(np.concatenate([head_only.score[fold == f] for f in range(3)]), expected)
+    half = run_neural("text", clips, folds, None, None, cfg, seed=0, tuned=TunedSentences(per_fold, sentence_input, 0.5))
+    assert np.allclose(half.score, (result.score + head_only.score) / 2)
+    with pytest.raises(ValueError, match="no tuned sentence vectors"):
+        neural_fit_predict("visual", None, cfg, 0, tuned=TunedSentences(per_fold, sentence_input), fold=fold)
+    with pytest.raises(ValueError, match="head_weight must be in"):
+        TunedSentences(per_fold, sentence_input, head_weight=1.5)
+
+
+def test_per_fold_fit_predict_hands_each_held_out_fold_its_own_inputs():
+    from cookproc.models.crossval import cross_validate, per_fold_fit_predict
+
+    fold = np.repeat([0, 1, 2], 4)
+    inner = np.tile([False, False, False, True], 3)
+    labels = np.tile([True, False], 6)
+    seen = []
+
+    def fit_for(f):
+        def fit(train, val, test):
+            seen.append((f, sorted(set(fold[test].tolist())), sorted(set(fold[train].tolist()))))
+            return np.full(len(val), 0.5), np.full(len(test), float(f)), {}
+        return fit
+
+    result = cross_validate(fold, inner, labels, per_fold_fit_predict(fold, {f: fit_for(f) for f in range(3)}))
+    assert seen == [(0, [0], [1, 2]), (1, [1], [0, 2]), (2, [2], [0, 1])]
+    assert result.score.tolist() == fold.astype(float).tolist()  # each fold scored by its own inputs
+    with pytest.raises(ValueError, match=r"test clips of folds \[2\]; inputs exist for folds \[0, 1\]"):
+        cross_validate(fold, inner, labels, per_fold_fit_predict(fold, {f: fit_for(f) for f in range(2)}))

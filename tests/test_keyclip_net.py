@@ -96,6 +96,35 @@ def test_f1_accuracy_threshold_trades_a_little_f1_for_accuracy():
     with pytest.raises(ValueError, match="threshold metric"):
         best_threshold(labels, scores, "auc")
 
+
+def test_calibrated_thresholds_follow_the_platt_probabilities():
+    from cookproc.models.train import platt_scaling
+
+    rng = np.random.default_rng(0)
+    true_p = rng.uniform(0.01, 0.99, 40000)
+    labels = rng.random(true_p.size) < true_p
+    # The model is over-confident and biased: its score is sigmoid(2 * logit(p) + 1).
+    logit = np.log(true_p / (1 - true_p))
+    scores = 1 / (1 + np.exp(-(2 * logit + 1)))
+    a, b = platt_scaling(labels, scores)
+    assert a == pytest.approx(0.5, abs=0.02) and b == pytest.approx(-0.5, abs=0.03)
+    # Expected accuracy is best where the calibrated probability is 1/2: score sigmoid(1) = 0.731.
+    assert best_threshold(labels, scores, "calibrated_accuracy") == pytest.approx(0.731, abs=0.01)
+    # Expected F1 is best where the calibrated probability is F1*/2 (Lipton et al. 2014), below 1/2.
+    t_f1 = best_threshold(labels, scores, "calibrated_f1")
+    p_at = 1 / (1 + np.exp(-(a * np.log(t_f1 / (1 - t_f1)) + b)))
+    predicted = scores >= t_f1
+    f1 = 2 * (predicted & labels).sum() / (predicted.sum() + labels.sum())
+    assert p_at == pytest.approx(f1 / 2, abs=0.02)
+    # The mean of the two lies between them.
+    assert t_f1 < best_threshold(labels, scores, "calibrated_f1_accuracy") < 0.731
+
+
+def test_calibrated_threshold_uses_the_labels_when_scores_fall_with_them():
+    labels = np.array([1, 1, 0, 1, 0, 0])
+    scores = 1 - np.array([0.9, 0.8, 0.7, 0.6, 0.2, 0.1])  # anti-correlated: Platt slope < 0
+    assert best_threshold(labels, scores, "calibrated_f1") == best_threshold(labels, scores, "f1")
+
 def _toy(n=240, seed=0):
     """Text dimension 0 and the visual set's mean of dimension 2 decide the label; the rest is noise."""
     rng = np.random.default_rng(seed)

@@ -191,8 +191,19 @@ def test_changing_a_parameter_plans_exactly_what_is_downstream_of_it(sandbox, wo
 
 def test_fine_tuning_settings_replan_the_sentence_variants_but_not_the_visual_one(sandbox, work):
     sandbox.configure(work, {"keyclips": {"neural": {"finetune": {"lr": 1e-4}}}})
-    changed = {rule for rule, why in reasons(sandbox.snakemake(work, "--dry-run")).items() if "Params have changed" in why}
-    assert changed == {"keyclips_neural_text", "keyclips_neural_full"}
+    log = sandbox.snakemake(work, "--dry-run")
+    changed = {rule for rule, why in reasons(log).items() if "Params have changed" in why}
+    assert changed == {"keyclips_finetune"}
+    assert {"keyclips_neural_text", "keyclips_neural_full"} <= set(planned(log))
+    assert "keyclips_neural_visual" not in planned(log)
+
+
+@pytest.mark.parametrize("change", [{"head_weight": 0.25}, {"context_window": 3}], ids=["head-weight", "context"])
+def test_net_settings_never_fine_tune_the_encoder_again(sandbox, work, change):
+    sandbox.configure(work, {"keyclips": {"neural": change}})
+    log = sandbox.snakemake(work, "--dry-run")
+    assert {"keyclips_neural_text", "keyclips_neural_full"} <= set(planned(log))
+    assert "keyclips_finetune" not in planned(log)
 
 
 def test_dropping_a_system_replans_only_what_lists_it(sandbox, work, forceall_plan):

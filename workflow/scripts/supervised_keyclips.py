@@ -5,10 +5,9 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
     import time
 
-    import numpy as np
-
-    from cookproc.models.crossval import cross_validate, keyclips_table
+    from cookproc.models.crossval import cross_validate, keyclips_table, per_fold_fit_predict
     from cookproc.models.data import align_rows, read_clips, tsm_sets
+    from cookproc.models.finetune import read_tuned_vectors
     from cookproc.models.folds import clip_folds, read_folds
     from cookproc.schemas import KEYCLIPS, write_parquet
     from cookproc.srl.systems import read_lexicon
@@ -21,19 +20,29 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     start, cpu_start = time.perf_counter(), time.process_time()
     clips = read_clips(smk.input.clips)
     fold, inner = clip_folds(read_folds(smk.input.folds, clips), clips)
-    keys, vectors = read_text_features(smk.input.text)
-    embeddings = vectors[align_rows(smk.input.text, keys, clips, "text features")]
     srl = srl_clip_features(clips, read_srl(smk.input.srl), read_lexicon(smk.input.lexicon))
     tsm = tsm_mean(tsm_sets(smk.input.tsm, clips)) if p.use_tsm else None
-    dense = dense_inputs(clips, embeddings, srl, tsm, window=p.context_window,
-                         embedding_window=p.embedding_window)
     labels = clips["is_key"].to_numpy().astype(bool)
-    fit = logreg_fit_predict(dense, clips["sentence"].astype(str).tolist(), labels, C=p.C,
-                             ngram_max=p.ngram_max, min_df=p.min_df)
+    sentences = clips["sentence"].astype(str).tolist()
+
+    def design(embeddings):
+        return dense_inputs(clips, embeddings, srl, tsm, window=p.context_window, embedding_window=p.embedding_window)
+
+    if "tuned" in smk.input.keys():  # fold f's vectors come from an encoder that never saw fold f
+        tuned = read_tuned_vectors(smk.input.tuned, clips, sorted(set(fold.tolist())))
+        fit = per_fold_fit_predict(fold, {f: logreg_fit_predict(design(t.vectors), sentences, labels, C=p.C,
+                                                                 ngram_max=p.ngram_max, min_df=p.min_df)
+                                          for f, t in tuned.items()})
+        log.info("sentence vectors: per-fold fine-tuned, %s", smk.input.tuned)
+    else:
+        keys, vectors = read_text_features(smk.input.text)
+        fit = logreg_fit_predict(design(vectors[align_rows(smk.input.text, keys, clips, "text features")]),
+                                 sentences, labels, C=p.C, ngram_max=p.ngram_max, min_df=p.min_df)
+        log.info("sentence vectors: frozen, %s", smk.input.text)
     result = cross_validate(fold, inner, labels, fit, p.threshold_metric)
     write_parquet(keyclips_table(p.system, clips, result), smk.output.keyclips, KEYCLIPS,
                   sort_keys=["video_id", "clip_idx"])
-    info = {"folds": {str(k): v for k, v in result.info.items()}, "dense_dim": int(dense.shape[1]),
+    info = {"folds": {str(k): v for k, v in result.info.items()}, "sentence_vectors": smk.input.get("tuned", "frozen"),
             "wall_s": round(time.perf_counter() - start, 1), "cpu_s": round(time.process_time() - cpu_start, 1)}
     with open(smk.output.info, "w", encoding="utf-8") as handle:
         json.dump(info, handle, indent=1, sort_keys=True)

@@ -17,7 +17,7 @@ import pyarrow as pa
 import torch
 
 from cookproc.models.data import VisualSets, context_features, layout_features
-from cookproc.models.finetune import FinetuneConfig, FrozenBottom, finetune_sentence_vectors, load_bottom
+from cookproc.models.finetune import FoldVectors
 from cookproc.models.folds import clip_folds, split_indices
 from cookproc.models.lexical import build_vocabulary, token_matrix
 from cookproc.models.train import ClipInputs, TrainConfig, best_threshold, predict, train_model
@@ -65,53 +65,70 @@ def cross_validate(fold: np.ndarray, inner: np.ndarray, labels: np.ndarray, fit_
     return CVResult(score, is_key, fold.astype(np.int64), thresholds, info)
 
 
+def held_out_fold(fold: np.ndarray, test: np.ndarray, available) -> int:
+    """The one fold that ``test`` clips belong to, checked against the folds that have inputs."""
+    held_out = np.unique(fold[test]).tolist()
+    if len(held_out) != 1 or held_out[0] not in available:
+        raise ValueError(f"test clips of folds {held_out}; inputs exist for folds {sorted(available)}")
+    return held_out[0]
+
+
+def per_fold_fit_predict(fold: np.ndarray, fits: dict[int, FitPredict]) -> FitPredict:
+    """A :data:`FitPredict` that hands each held-out fold to its own ``fits[f]`` (inputs built per fold)."""
+
+    def fit(train: np.ndarray, val: np.ndarray, test: np.ndarray):
+        return fits[held_out_fold(fold, test, fits)](train, val, test)
+
+    return fit
+
+
 @dataclass
-class SentenceTuning:
-    """Fine-tune the encoder's top layers per fold (cookproc.models.finetune) before training the net."""
+class TunedSentences:
+    """Per-fold fine-tuned sentences (rule keyclips_finetune): fold f's vectors come from an encoder
+    that never saw fold f's recipes, so they can score fold f."""
 
-    bottom: FrozenBottom
-    cfg: FinetuneConfig
+    folds: dict[int, FoldVectors]
     text_input: Callable[[np.ndarray], np.ndarray]  # sentence vectors of all clips -> the net's text input
+    head_weight: float = 0.0  # weight of the tuned head's own probability in the clip score
 
-
-def sentence_tuning(clips: pd.DataFrame, cfg: FinetuneConfig, encoder_path: str | None, *, context_window: int,
-                     layout: bool, device: str = "cpu") -> SentenceTuning | None:
-    """The per-fold fine-tuning of ``cfg`` for these clips (None when ``cfg.layers`` is 0)."""
-    if not cfg.layers:
-        return None
-    bottom = load_bottom(encoder_path, clips["sentence"].astype(str).tolist(), cfg.layers,
-                         max_length=cfg.max_length, device=device)
-
-    def sentence_input(vectors: np.ndarray) -> np.ndarray:
-        return text_inputs(clips, vectors, context_window=context_window, layout=layout)
-
-    return SentenceTuning(bottom, cfg, sentence_input)
+    def __post_init__(self):
+        if not 0.0 <= self.head_weight <= 1.0:
+            raise ValueError(f"head_weight must be in [0, 1], got {self.head_weight}")
 
 
 def neural_fit_predict(variant: str, data: ClipInputs, cfg: TrainConfig, seed: int,
-                       sentences: list[str] | None = None, tuning: SentenceTuning | None = None) -> FitPredict:
+                       sentences: list[str] | None = None, tuned: TunedSentences | None = None,
+                       fold: np.ndarray | None = None) -> FitPredict:
     """A :data:`FitPredict` that trains the key-clip net (one seed per run, the same for every fold).
 
     With ``cfg.lexical`` (text and full variants) each fold gets a term vocabulary of its own
-    training sentences, so no test word shapes the model. With ``tuning`` each fold first
-    fine-tunes the sentence encoder on its training recipes; the tuned vectors become the text input.
+    training sentences, so no test word shapes the model. With ``tuned`` (and the clips' ``fold``
+    ids) the held-out fold's tuned vectors become the text input, and the clip score is
+    ``(1 - w) * net + w * head`` with w = ``tuned.head_weight``: two views of the same encoder that
+    average out some of each other's errors.
     """
     lexical = cfg.lexical and variant != "visual"
     if lexical and sentences is None:
         raise ValueError("lexical features need the sentences")
-    if tuning is not None and variant == "visual":
-        raise ValueError("the visual variant reads no sentences: nothing to fine-tune")
+    if tuned is not None and variant == "visual":
+        raise ValueError("the visual variant reads no sentences: it has no tuned sentence vectors")
+    if tuned is not None and fold is None:
+        raise ValueError("tuned sentence vectors are per fold: the clips' fold ids are needed")
 
     def fit(train: np.ndarray, val: np.ndarray, test: np.ndarray):
-        fold_data, tuned = data, {}
-        if tuning is not None:
-            vectors, tuned = finetune_sentence_vectors(tuning.bottom, data.labels.numpy(), train, val, tuning.cfg, seed)
-            fold_data = fold_data.with_text(tuning.text_input(vectors))
+        fold_data, head = data, None
+        if tuned is not None:
+            vectors = tuned.folds[held_out_fold(fold, test, tuned.folds)]
+            fold_data, head = fold_data.with_text(tuned.text_input(vectors.vectors)), vectors.head
         if lexical:
             vocab = build_vocabulary([sentences[i] for i in train], min_count=cfg.lexical_min_count)
             fold_data = fold_data.with_tokens(token_matrix(sentences, vocab))
         net, summary = train_model(variant, fold_data, train, val, cfg, seed)
-        return predict(net, fold_data, val), predict(net, fold_data, test), {**tuned, **summary}
+        val_scores, test_scores = predict(net, fold_data, val), predict(net, fold_data, test)
+        if head is not None and tuned.head_weight > 0:
+            w = tuned.head_weight
+            val_scores, test_scores = (1 - w) * val_scores + w * head[val], (1 - w) * test_scores + w * head[test]
+        return val_scores, test_scores, summary
 
     return fit
 
@@ -153,10 +170,13 @@ def text_inputs(clips: pd.DataFrame, embeddings: np.ndarray, *, context_window: 
 
 
 def run_neural(variant: str, clips: pd.DataFrame, folds: pd.DataFrame, text: np.ndarray | None,
-               visual: VisualSets | None, cfg: TrainConfig, seed: int, tuning: SentenceTuning | None = None) -> CVResult:
-    """Cross-validate one variant of the key-clip net with one seed."""
+               visual: VisualSets | None, cfg: TrainConfig, seed: int, tuned: TunedSentences | None = None) -> CVResult:
+    """Cross-validate one variant of the key-clip net with one seed (``text`` is ignored with ``tuned``)."""
     fold, inner = clip_folds(folds, clips)
     labels = clips["is_key"].to_numpy().astype(bool)
+    if tuned is not None:  # a placeholder of the right width; every fold replaces it with its tuned vectors
+        some = next(iter(tuned.folds.values()))
+        text = tuned.text_input(np.zeros_like(some.vectors))
     data = neural_inputs(variant, text, visual, labels)
-    fit = neural_fit_predict(variant, data, cfg, seed, clips["sentence"].astype(str).tolist(), tuning)
+    fit = neural_fit_predict(variant, data, cfg, seed, clips["sentence"].astype(str).tolist(), tuned, fold)
     return cross_validate(fold, inner, labels, fit, cfg.threshold_metric)

@@ -1,0 +1,35 @@
+"""Rule keyclips_finetune: per held-out fold, the sentence encoder fine-tuned on the other folds'
+training recipes -> tuned vectors and head probabilities of every clip (one file per seed)."""
+from cookproc.logs import script_logging
+
+with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
+    import json
+
+    import torch
+
+    from cookproc.models.data import read_clips
+    from cookproc.models.finetune import FinetuneConfig, finetune_folds, load_bottom, tuned_vectors_schema, tuned_vectors_table
+    from cookproc.models.folds import clip_folds, read_folds
+    from cookproc.schemas import atomic_write_text, write_parquet
+
+    smk = snakemake  # noqa: F821
+    p = smk.params
+    torch.set_num_threads(max(1, smk.threads))  # results are bit-identical for a fixed thread count
+    seed = int(smk.wildcards.seed)
+    cfg = FinetuneConfig(**p.finetune)
+    if cfg.layers < 1:
+        raise ValueError("keyclips.neural.finetune.layers is 0: nothing to fine-tune (the net reads the frozen vectors)")
+    clips = read_clips(smk.input.clips)
+    fold, inner = clip_folds(read_folds(smk.input.folds, clips), clips)
+    log.info("%d clips, %d folds; fine-tuning the top %d layers of %s on %s, seed %d", len(clips),
+             len(set(fold.tolist())), cfg.layers, p.encoder_path or "the packaged all-MiniLM-L6-v2", p.device, seed)
+    bottom = load_bottom(p.encoder_path, clips["sentence"].astype(str).tolist(), cfg.layers,
+                         max_length=cfg.max_length, device=p.device)
+    tuned = finetune_folds(bottom, clips["is_key"].to_numpy().astype(bool), fold, inner, cfg, seed)
+    table = tuned_vectors_table(clips, tuned)
+    write_parquet(table, smk.output.vectors, tuned_vectors_schema(bottom.hidden_size),
+                  sort_keys=["fold", "video_id", "clip_idx"])
+    info = {"seed": seed, "finetune": p.finetune, "encoder_path": p.encoder_path,
+            "folds": {str(f): t.info for f, t in tuned.items()}}
+    atomic_write_text(smk.output.info, json.dumps(info, indent=1, sort_keys=True) + "\n")
+    log.info("wrote %s: %d rows (folds x clips), dim %d", smk.output.vectors, table.num_rows, bottom.hidden_size)
