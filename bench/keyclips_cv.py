@@ -81,10 +81,12 @@ def main() -> None:
             result = run_neural(variant, clips, folds, text if variant != "visual" else None,
                                 visual if variant != "text" else None, cfg, args.seed,
                                 tuned if variant != "visual" else None)
-        seconds[variant] = time.perf_counter() - start + (tuning_seconds if variant != "visual" and tuned else 0)
+        shares_tuning = tuned is not None and variant in ("text", "full")
+        seconds[variant] = time.perf_counter() - start + (tuning_seconds if shares_tuning else 0.0)
         s = score_keyclips(gold, result.is_key)
         per_fold = " ".join(f"{info['seconds']:.0f}" for info in result.info.values())
-        print(f"{variant:7s} {seconds[variant]:7.1f} s all folds, fine-tuning included (net per fold: {per_fold}) | "
+        what = "fine-tuning included, net" if shares_tuning else "model"
+        print(f"{variant:7s} {seconds[variant]:7.1f} s all folds ({what} per fold: {per_fold}) | "
               f"acc {100 * s.accuracy:.1f} P {100 * s.precision:.1f} R {100 * s.recall:.1f} F1 {100 * s.f1:.1f}",
               flush=True)
     if "text" in seconds:
