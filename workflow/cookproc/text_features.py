@@ -171,13 +171,16 @@ def read_text_features(path: str | os.PathLike) -> tuple[list[tuple[str, int]], 
     for name in ("video_id", "clip_idx", "embedding"):
         if name not in table.column_names:
             raise InputError(path, f"missing column {name!r}; expected video_id, clip_idx, embedding")
+    keys = list(zip(table.column("video_id").to_pylist(), table.column("clip_idx").to_pylist()))
+    return keys, embedding_matrix(table, path)
+
+
+def embedding_matrix(table: pa.Table, path: str | os.PathLike) -> np.ndarray:
+    """The ``embedding`` column (fixed-size float32 lists, no nulls) as a [rows, dim] float32 matrix."""
     emb = table.column("embedding").combine_chunks()
     if not pa.types.is_fixed_size_list(emb.type):
         raise InputError(path, f"column 'embedding' has type {emb.type}, expected a fixed-size list of float32",
                          column="embedding")
     if emb.null_count:
         raise InputError(path, f"{emb.null_count} null embeddings", column="embedding")
-    dim = emb.type.list_size
-    matrix = np.asarray(emb.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(-1, dim)
-    keys = list(zip(table.column("video_id").to_pylist(), table.column("clip_idx").to_pylist()))
-    return keys, matrix
+    return np.asarray(emb.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(-1, emb.type.list_size)

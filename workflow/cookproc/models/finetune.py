@@ -28,7 +28,7 @@ from torch import nn
 
 from cookproc.errors import InputError
 from cookproc.models.folds import split_indices
-from cookproc.text_features import local_model_dir, mean_pool
+from cookproc.text_features import embedding_matrix, local_model_dir, mean_pool
 
 log = logging.getLogger(__name__)
 
@@ -282,12 +282,7 @@ def read_tuned_vectors(path: str | os.PathLike, clips: pd.DataFrame, folds: Sequ
     missing = [c for c in tuned_vectors_schema(1).names if c not in table.column_names]
     if missing:
         raise InputError(path, f"missing columns {missing}; expected {tuned_vectors_schema(1).names}")
-    emb = table.column("embedding").combine_chunks()
-    if not pa.types.is_fixed_size_list(emb.type) or emb.null_count:
-        raise InputError(path, f"column 'embedding' must be a fixed-size float32 list without nulls, got {emb.type}",
-                         column="embedding")
-    dim = emb.type.list_size
-    matrix = np.asarray(emb.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(-1, dim)
+    matrix = embedding_matrix(table, path)
     frame = pd.DataFrame({"fold": table.column("fold").to_numpy(), "video_id": table.column("video_id").to_pylist(),
                           "clip_idx": table.column("clip_idx").to_numpy(),
                           "head_score": table.column("head_score").to_numpy()})
