@@ -11,6 +11,10 @@ if SUP["keyclips"]["tuned_vectors"] and KC_FINETUNE["layers"] < 1:
                      "(or set tuned_vectors: false for the frozen sentence vectors)")
 SUP_SENTENCES = (dict(tuned=f"{TUNED_TEXT}.parquet".format(seed=KC_NEURAL["seeds"][0]))
                  if SUP["keyclips"]["tuned_vectors"] else dict(text=TEXT_FEATURES))
+# The tuple extractor's verb classifier reads the frozen sentence vectors (when it uses any).
+SUP_VERB_CLF = SUP["tuples"]["verb_classifier"]
+SUP_TUPLE_SENTENCES = (dict(text=TEXT_FEATURES)
+                       if SUP_VERB_CLF["enabled"] and SUP_VERB_CLF["sentence_vectors"] else {})
 
 
 rule supervised_keyclips:
@@ -50,6 +54,7 @@ rule supervised_tuples:
         srl=SUP_SRL,
         lexicon=SUP_LEXICON,
         tsm=config["keyclips"]["tsm_aligned"],
+        **SUP_TUPLE_SENTENCES,
         lib=script_lib("supervised_tuples"),
     output:
         tuples="results/tuples/supervised.parquet",

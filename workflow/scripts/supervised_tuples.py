@@ -7,12 +7,13 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
 
     import pyarrow.parquet as pq
 
-    from cookproc.models.data import read_clips
+    from cookproc.models.data import align_rows, read_clips
     from cookproc.models.folds import clip_folds, read_folds
     from cookproc.schemas import TUPLES, write_parquet
     from cookproc.srl.systems import read_lexicon
     from cookproc.supervised import extract
     from cookproc.supervised.clipfeatures import read_srl, read_tsm_words
+    from cookproc.text_features import read_text_features
     from cookproc.wordnet import verb_lemma
 
     smk = snakemake  # noqa: F821
@@ -23,8 +24,12 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     clips = clips.merge(gold, on=["video_id", "clip_idx"], how="left", validate="one_to_one")
     fold, inner = clip_folds(read_folds(smk.input.folds, clips), clips)
     tsm = read_tsm_words(smk.input.tsm, clips, p["tsm_max_rank"])
+    embeddings = None
+    if "text" in smk.input.keys():
+        keys, vectors = read_text_features(smk.input.text)
+        embeddings = vectors[align_rows(smk.input.text, keys, clips, "text features")]
     setups = extract.build_setups(clips, read_srl(smk.input.srl), tsm, read_lexicon(smk.input.lexicon),
-                                  verb_lemma, p)
+                                  verb_lemma, p, embeddings)
     preds, info = extract.run(clips, fold, inner, setups, p)
     write_parquet(extract.tuples_table(smk.params.system, clips, preds), smk.output.tuples, TUPLES,
                   sort_keys=["video_id", "clip_idx"])

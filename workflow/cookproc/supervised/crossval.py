@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -16,6 +16,7 @@ import pandas as pd
 from cookproc.metrics import SimilarityCache, score_clips
 from cookproc.models.folds import split_indices
 from cookproc.supervised import tuples as T
+from cookproc.supervised.verbclf import VerbClassifier, add_classifier_candidates
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,8 @@ class FieldSetup:
     dedupe_overlap: bool
     max_items: int
     prior_items: int = 0  # propose the training folds' most frequent gold items on every clip
+    classifier: VerbClassifier | None = None  # clip-level classifier whose probabilities join the features
+    classifier_top_k: int = 0  # and whose most probable items join the candidates
 
 
 def feature_matrix(setup: FieldSetup, rates: pd.DataFrame) -> np.ndarray:
@@ -47,10 +50,24 @@ def with_prior(setup: FieldSetup, train_clips: np.ndarray, n_clips: int) -> Fiel
         return setup
     counts = Counter(item for i in train_clips for item in setup.gold[i])
     items = [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:setup.prior_items]]
-    cands = T.add_prior_candidates(setup.candidates, items, n_clips)
-    labels = np.array([t in setup.gold[c] for c, t in zip(cands["clip"], cands["text"])], dtype=bool)
-    return FieldSetup(setup.name, cands, labels, setup.gold, setup.rate_columns, setup.dedupe_overlap,
-                      setup.max_items, 0)
+    return with_candidates(setup, T.add_prior_candidates(setup.candidates, items, n_clips), prior_items=0)
+
+
+def with_candidates(setup: FieldSetup, candidates: pd.DataFrame, **changes) -> FieldSetup:
+    """``setup`` with new candidates, labelled against its gold (exact items)."""
+    labels = np.array([t in setup.gold[c] for c, t in zip(candidates["clip"], candidates["text"])], dtype=bool)
+    return replace(setup, candidates=candidates, labels=labels, **changes)
+
+
+def with_classifier(setup: FieldSetup, fold: np.ndarray, train: np.ndarray, others: np.ndarray) -> FieldSetup:
+    """``setup`` plus the clip classifier's features and candidates for one held-out fold: fitted on the
+    gold of ``train`` (cross-fitted there), applied to ``others``."""
+    if setup.classifier is None:
+        return setup
+    probs, items = setup.classifier.probabilities(setup.gold, fold, train, others)
+    clips = np.union1d(train, others)
+    cands = add_classifier_candidates(setup.candidates, probs, items, clips, setup.classifier_top_k)
+    return with_candidates(setup, cands, classifier=None)
 
 
 def cross_validate_field(setup: FieldSetup, fold: np.ndarray, inner: np.ndarray, group: np.ndarray, *,
@@ -65,13 +82,13 @@ def cross_validate_field(setup: FieldSetup, fold: np.ndarray, inner: np.ndarray,
         train, val, test = split_indices(fold, inner, f)
         train_lab = train[has_gold[train]]  # annotated clips: where the gold decides every label
         setup_f = with_prior(setup, train_lab, n)
+        setup_f = with_classifier(setup_f, fold, train_lab, np.concatenate([val, test]))
         if "text_src" in setup.rate_columns:
             # How often an item is gold when the sentence says it vs when only a prior or a
             # neighbour proposes it ("add" is gold for 'add the salt' far more than for 'salt').
             cands = setup_f.candidates.copy()
             cands["text_src"] = cands["text"] + np.where(cands["src_sentence"] > 0, "|said", "|unsaid")
-            setup_f = FieldSetup(setup_f.name, cands, setup_f.labels, setup_f.gold, setup_f.rate_columns,
-                                 setup_f.dedupe_overlap, setup_f.max_items, 0)
+            setup_f = replace(setup_f, candidates=cands)
         clip_of = setup_f.candidates["clip"].to_numpy()
         rates = T.rate_features(setup_f.candidates, setup_f.labels, train_lab, group[clip_of], setup.rate_columns,
                                 smoothing)

@@ -11,12 +11,26 @@ import pyarrow as pa
 from cookproc.metrics import SimilarityCache, fuzz_partial_ratio
 from cookproc.supervised import tuples as T
 from cookproc.supervised.crossval import FieldSetup, cross_validate_field
+from cookproc.supervised.verbclf import VerbClassifier
 
 log = logging.getLogger(__name__)
 
 
-def build_setups(clips: pd.DataFrame, parses: dict, tsm: list, lexicon: frozenset[str], lemma, p: dict
-                 ) -> dict[str, FieldSetup]:
+def verb_classifier(clips: pd.DataFrame, embeddings: np.ndarray | None, p: dict) -> VerbClassifier | None:
+    """The clip-level verb classifier of ``p`` (``verb_classifier`` settings), or None when disabled."""
+    vc = p.get("verb_classifier") or {"enabled": False}
+    if not vc["enabled"]:
+        return None
+    if vc["sentence_vectors"] and embeddings is None:
+        raise ValueError("supervised.tuples.verb_classifier.sentence_vectors is true but no sentence vectors were given")
+    return VerbClassifier(clips["sentence"].astype(str).tolist(), clips["video_id"].to_numpy(),
+                          embeddings if vc["sentence_vectors"] else None, min_count=vc["min_count"], C=vc["C"],
+                          context_weight=vc["context_weight"])
+
+
+def build_setups(clips: pd.DataFrame, parses: dict, tsm: list, lexicon: frozenset[str], lemma, p: dict,
+                 embeddings: np.ndarray | None = None) -> dict[str, FieldSetup]:
+    """Candidates, labels and settings of both fields; ``embeddings`` (clip order) feed the verb classifier."""
     sentences = clips["sentence"].astype(str).tolist()
     video = clips["video_id"].to_numpy()
     per_clip = [parses.get(k, []) for k in zip(clips["video_id"], clips["clip_idx"].astype(int))]
@@ -26,8 +40,11 @@ def build_setups(clips: pd.DataFrame, parses: dict, tsm: list, lexicon: frozense
     ac = T.arg_candidates(sentences, video, per_clip, tsm, lexicon, max_ngram=p["max_ngram"],
                           max_chunk_words=p["max_chunk_words"])
     log.info("candidates: %d verbs, %d arguments", len(vc), len(ac))
+    classifier = verb_classifier(clips, embeddings, p)
     return {
-        "verbs": FieldSetup("verbs", vc, T.label_verbs(vc, gold_v), gold_v, ("text", "text_src", "prevword", "nextword"), False, p["max_verbs"], p["prior_verbs"]),
+        "verbs": FieldSetup("verbs", vc, T.label_verbs(vc, gold_v), gold_v, ("text", "text_src", "prevword", "nextword"),
+                            False, p["max_verbs"], p["prior_verbs"], classifier,
+                            p["verb_classifier"]["candidates"] if classifier else 0),
         "arguments": FieldSetup("arguments", ac, T.label_args(ac, gold_a, p["arg_match"]), gold_a,
                                 ("text", "head"), True, p["max_args"]),
     }

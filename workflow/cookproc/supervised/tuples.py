@@ -163,20 +163,27 @@ def arg_candidates(sentences: list[str], video: np.ndarray, parses: list[list[li
 def add_prior_candidates(df: pd.DataFrame, items: list[str], n_clips: int) -> pd.DataFrame:
     """Every clip also proposes ``items`` (flag ``src_prior``): the gold verbs most frequent in the
     training folds, which annotators often add when the sentence names only the ingredient
-    ("and some salt" -> add). Existing rows for an item get the flag; clip-level columns are copied."""
+    ("and some salt" -> add). Existing rows for an item get the flag."""
     df = df.copy()
     df["src_prior"] = df["text"].isin(items).astype(float)
-    have = set(zip(df["clip"].tolist(), df["text"].tolist()))
-    new = [(c, t) for c in range(n_clips) for t in items if (c, t) not in have]
-    extra = pd.DataFrame({"clip": [c for c, _ in new], "text": [t for _, t in new]})
+    return add_proposed(df, [(c, t) for c in range(n_clips) for t in items], "src_prior")
+
+
+def add_proposed(df: pd.DataFrame, pairs: list[tuple[int, str]], flag: str) -> pd.DataFrame:
+    """``df`` plus the (clip, verb) ``pairs`` it lacks, flagged ``flag``: a proposed verb has no
+    position or context words in the sentence (blank), counts as a lexicon verb, and copies its
+    clip's columns."""
+    have = pd.MultiIndex.from_frame(df[["clip", "text"]])
+    extra = pd.DataFrame(pairs, columns=["clip", "text"]).drop_duplicates()
+    extra = extra[~pd.MultiIndex.from_frame(extra).isin(have)]
     for col in df.columns:
         if col not in ("clip", "text"):
-            extra[col] = "" if df[col].dtype == object else 0.0
-    extra["src_prior"] = 1.0
+            extra[col] = 0.0 if pd.api.types.is_numeric_dtype(df[col]) else ""
+    extra[flag] = 1.0
     extra["pos"] = 1.0
+    extra["in_lexicon"] = 1.0
     per_clip = df.groupby("clip")["n_words_clip"].first()
     extra["n_words_clip"] = extra["clip"].map(per_clip).fillna(0.0).to_numpy()
-    extra["in_lexicon"] = 1.0
     return pd.concat([df, extra], ignore_index=True).sort_values(["clip", "text"], kind="stable").reset_index(drop=True)
 
 
