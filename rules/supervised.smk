@@ -71,7 +71,8 @@ rule supervised_tuples:
     benchmark:
         "benchmarks/supervised/tuples.tsv"
     conda:
-        "../envs/cpu.yaml"
+        # Reading the sentence vectors goes through cookproc.text_features (the encoder's module).
+        "../envs/torch.yaml"
     script:
         "../workflow/scripts/supervised_tuples.py"
 

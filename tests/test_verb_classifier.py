@@ -126,3 +126,16 @@ def test_sentence_vectors_must_be_given_when_configured():
     with pytest.raises(ValueError, match="no sentence vectors"):
         extract.build_setups(clips, {}, [[] for _ in range(len(clips))], LEXICON, lemma,
                              PARAMS | {"verb_classifier": CLASSIFIER}, None)
+
+
+def test_cross_fitting_parts_are_folds_or_else_halves_of_videos_or_clips():
+    parts = VerbClassifier._cross_fit_parts
+    fold = np.array([1, 1, 2, 3, 3])
+    assert [m.tolist() for m in parts(fold, np.array(list("aabcc")))] == [
+        [True, True, False, False, False], [False, False, True, False, False], [False, False, False, True, True]]
+    halves = parts(np.zeros(5, int), np.array(list("aabcc")))  # one fold: videos a, c vs b
+    assert [m.tolist() for m in halves] == [[True, True, False, True, True], [False, False, True, False, False]]
+    halves = parts(np.zeros(3, int), np.array(list("aaa")))  # one video: alternate clips
+    assert [m.tolist() for m in halves] == [[True, False, True], [False, True, False]]
+    with pytest.raises(ValueError, match="at least two training clips"):
+        parts(np.zeros(1, int), np.array(["a"]))

@@ -79,19 +79,21 @@ class VerbClassifier:
 
     @staticmethod
     def _cross_fit_parts(train_fold: np.ndarray, train_video: np.ndarray) -> list[np.ndarray]:
-        """Masks over the training clips, one per cross-fitting part: their folds (recipe-disjoint), or,
-        when they all come from one fold (k = 2), two halves of their videos, alternating in sorted order."""
+        """Masks over the training clips, one per cross-fitting part: their folds (recipe-disjoint); when
+        they all come from one fold (k = 2), two halves of their videos; from one video, of its clips."""
         folds = np.unique(train_fold)
         if len(folds) >= 2:
             return [train_fold == f for f in folds]
         videos = np.unique(train_video)
-        if len(videos) < 2:
-            raise ValueError("cross-fitting the verb classifier needs training clips from at least two videos")
-        log.warning("verb classifier: the training clips are one fold; cross-fitting over two halves of its %d "
-                    "videos (recipes may repeat across halves)", len(videos))
-        half = {v: k % 2 for k, v in enumerate(videos)}
-        side = np.array([half[v] for v in train_video])
-        return [side == 0, side == 1]
+        if len(videos) >= 2:
+            what, half = f"{len(videos)} videos", np.searchsorted(videos, train_video) % 2
+        elif len(train_video) >= 2:
+            what, half = f"{len(train_video)} clips of one video", np.arange(len(train_video)) % 2
+        else:
+            raise ValueError("cross-fitting the verb classifier needs at least two training clips")
+        log.warning("verb classifier: the training clips are one fold; cross-fitting over two halves of its %s "
+                    "(a recipe may be on both sides)", what)
+        return [half == 0, half == 1]
 
     def _fit_predict(self, X: sp.csr_matrix, gold: list[frozenset[str]], fit: np.ndarray, predict: np.ndarray,
                      verbs: list[str]) -> np.ndarray:
