@@ -20,12 +20,12 @@ import yaml
 
 from cookproc.metrics import score_keyclips
 from cookproc.models.crossval import TunedSentences, cross_validate, run_neural, set_torch_threads, text_inputs
-from cookproc.models.data import align_rows, frame_sets, read_clips, tsm_sets
+from cookproc.models.data import frame_sets, read_clips, tsm_sets
 from cookproc.models.finetune import FinetuneConfig, finetune_folds, load_bottom
 from cookproc.models.folds import clip_folds, read_folds
 from cookproc.models.tfidf import tfidf_fit_predict
 from cookproc.models.train import TrainConfig
-from cookproc.text_features import read_text_features
+from cookproc.text_features import clip_text_features
 
 
 def main() -> None:
@@ -43,8 +43,7 @@ def main() -> None:
     clips = read_clips("results/dataset/clips.parquet")
     folds = read_folds("results/keyclips/folds.parquet", clips)
     text_path = f"results/features/text/{kc['text']['name']}.parquet"
-    keys, vectors = read_text_features(text_path)
-    vectors = vectors[align_rows(text_path, keys, clips, "text features")]
+    vectors = clip_text_features(text_path, clips)
     window, layout = kc["neural"]["context_window"], kc["neural"]["layout_features"]
     text = text_inputs(clips, vectors, context_window=window, layout=layout)
     finetune = FinetuneConfig(**kc["neural"].get("finetune", {}))

@@ -10,11 +10,11 @@ import torch
 
 from cookproc.errors import InputError
 from cookproc.models.crossval import cross_validate, keyclips_table, run_neural, text_inputs
-from cookproc.models.data import context_features, frame_sets, layout_features, read_clips, tsm_sets
+from cookproc.models.data import context_features, frame_sets, layout_features, read_clips, shift_rows, tsm_sets
 from cookproc.models.folds import clip_folds, make_folds
 from cookproc.models.lexical import build_vocabulary, terms, token_matrix
 from cookproc.models.summary import seed_summary
-from cookproc.models.tfidf import _shift_rows, tfidf_fit_predict
+from cookproc.models.tfidf import tfidf_fit_predict
 from cookproc.models.train import TrainConfig
 from cookproc.schemas import ALIGNED_SEGMENTS, KEYCLIPS, write_parquet
 
@@ -126,8 +126,8 @@ def test_shift_rows_respects_videos():
     import scipy.sparse as sp
     m = sp.csr_matrix(np.arange(1, 5, dtype=float)[:, None])
     video = np.array(["a", "a", "b", "b"])
-    assert _shift_rows(m, video, -1).toarray().ravel().tolist() == [0, 1, 0, 3]
-    assert _shift_rows(m, video, 1).toarray().ravel().tolist() == [2, 0, 4, 0]
+    assert shift_rows(m, video, -1).toarray().ravel().tolist() == [0, 1, 0, 3]
+    assert shift_rows(m, video, 1).toarray().ravel().tolist() == [2, 0, 4, 0]
 
 
 def _toy_benchmark(n_recipes=10, videos=2, clips=12, seed=0):

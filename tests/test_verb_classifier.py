@@ -26,7 +26,7 @@ def unsaid_verb_clips(seed=0):
 
 
 def classifier(clips, embeddings=None, **changes):
-    settings = dict(min_count=2, C=2.0, context_weight=0.5) | changes
+    settings = dict(min_count=2, C=2.0, context_weight=0.5, candidates=2) | changes
     return VerbClassifier(clips["sentence"].tolist(), clips["video_id"].to_numpy(), embeddings, **settings)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from cookproc.errors import InputError
+from cookproc.models.data import align_rows
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +174,12 @@ def read_text_features(path: str | os.PathLike) -> tuple[list[tuple[str, int]], 
             raise InputError(path, f"missing column {name!r}; expected video_id, clip_idx, embedding")
     keys = list(zip(table.column("video_id").to_pylist(), table.column("clip_idx").to_pylist()))
     return keys, embedding_matrix(table, path)
+
+
+def clip_text_features(path: str | os.PathLike, clips) -> np.ndarray:
+    """The sentence vectors of a text-feature file, one row per clip of ``clips`` in clip order."""
+    keys, vectors = read_text_features(path)
+    return vectors[align_rows(path, keys, clips, "text features")]
 
 
 def embedding_matrix(table: pa.Table, path: str | os.PathLike) -> np.ndarray:

@@ -5,12 +5,12 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
 
     from cookproc.models.crossval import TunedSentences, keyclips_table, run_neural, set_torch_threads, text_inputs
-    from cookproc.models.data import align_rows, frame_sets, read_clips, tsm_sets
+    from cookproc.models.data import frame_sets, read_clips, tsm_sets
     from cookproc.models.finetune import read_tuned_vectors
     from cookproc.models.folds import read_folds
     from cookproc.models.train import TrainConfig
     from cookproc.schemas import KEYCLIPS, atomic_write_text, write_parquet
-    from cookproc.text_features import read_text_features
+    from cookproc.text_features import clip_text_features
 
     smk = snakemake  # noqa: F821
     p = smk.params
@@ -30,8 +30,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
         log.info("text input: per-fold tuned vectors of %s (folds %s), head weight %.2f", smk.input.tuned,
                  folds_seen, p.head_weight)
     elif variant in ("text", "full"):
-        keys, vectors = read_text_features(smk.input.text)
-        text = sentence_input(vectors[align_rows(smk.input.text, keys, clips, "text features")])
+        text = sentence_input(clip_text_features(smk.input.text, clips))
         log.info("text input: %d x %d from %s", *text.shape, smk.input.text)
     if variant in ("visual", "full"):
         if p.visual_source == "tsm":

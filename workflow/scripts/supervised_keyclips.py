@@ -6,14 +6,14 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import time
 
     from cookproc.models.crossval import cross_validate, keyclips_table, per_fold_fit_predict
-    from cookproc.models.data import align_rows, read_clips, tsm_sets
+    from cookproc.models.data import read_clips, tsm_sets
     from cookproc.models.finetune import read_tuned_vectors
     from cookproc.models.folds import clip_folds, read_folds
     from cookproc.schemas import KEYCLIPS, write_parquet
     from cookproc.srl.systems import read_lexicon
     from cookproc.supervised.clipfeatures import read_srl, srl_clip_features
     from cookproc.supervised.keyclips import dense_inputs, logreg_fit_predict, tsm_mean
-    from cookproc.text_features import read_text_features
+    from cookproc.text_features import clip_text_features
 
     smk = snakemake  # noqa: F821
     p = smk.params
@@ -35,8 +35,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
                                           for f, t in tuned.items()})
         log.info("sentence vectors: per-fold fine-tuned, %s", smk.input.tuned)
     else:
-        keys, vectors = read_text_features(smk.input.text)
-        fit = logreg_fit_predict(design(vectors[align_rows(smk.input.text, keys, clips, "text features")]),
+        fit = logreg_fit_predict(design(clip_text_features(smk.input.text, clips)),
                                  sentences, labels, C=p.C, ngram_max=p.ngram_max, min_df=p.min_df)
         log.info("sentence vectors: frozen, %s", smk.input.text)
     result = cross_validate(fold, inner, labels, fit, p.threshold_metric)

@@ -7,13 +7,13 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
 
     import pyarrow.parquet as pq
 
-    from cookproc.models.data import align_rows, read_clips
+    from cookproc.models.data import read_clips
     from cookproc.models.folds import clip_folds, read_folds
     from cookproc.schemas import TUPLES, write_parquet
     from cookproc.srl.systems import read_lexicon
     from cookproc.supervised import extract
     from cookproc.supervised.clipfeatures import read_srl, read_tsm_words
-    from cookproc.text_features import read_text_features
+    from cookproc.text_features import clip_text_features
     from cookproc.wordnet import verb_lemma
 
     smk = snakemake  # noqa: F821
@@ -26,8 +26,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     tsm = read_tsm_words(smk.input.tsm, clips, p["tsm_max_rank"])
     embeddings = None
     if "text" in smk.input.keys():
-        keys, vectors = read_text_features(smk.input.text)
-        embeddings = vectors[align_rows(smk.input.text, keys, clips, "text features")]
+        embeddings = clip_text_features(smk.input.text, clips)
     setups = extract.build_setups(clips, read_srl(smk.input.srl), tsm, read_lexicon(smk.input.lexicon),
                                   verb_lemma, p, embeddings)
     preds, info = extract.run(clips, fold, inner, setups, p)

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+import scipy.sparse as sp
 
 from cookproc.errors import InputError
 
@@ -64,6 +65,16 @@ def align_rows(path, keys: list[tuple[str, int]], clips: pd.DataFrame, what: str
             raise InputError(path, f"{what}: no row for clip {key}")
         rows[j] = position[key]
     return rows
+
+
+def shift_rows(matrix: sp.csr_matrix, video: np.ndarray, offset: int) -> sp.csr_matrix:
+    """Row i of the result is row i+offset of ``matrix`` when both clips are in the same video, else 0."""
+    n = matrix.shape[0]
+    src = np.arange(n) + offset
+    ok = (src >= 0) & (src < n)
+    ok[ok] &= video[src[ok]] == video[ok]
+    select = sp.csr_matrix((np.ones(int(ok.sum())), (np.flatnonzero(ok), src[ok])), shape=(n, n))
+    return (select @ matrix).tocsr()
 
 
 def context_features(vectors: np.ndarray, clips: pd.DataFrame, window: int) -> np.ndarray:

@@ -13,16 +13,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from cookproc.models.crossval import FitPredict
-
-
-def _shift_rows(matrix: sp.csr_matrix, video: np.ndarray, offset: int) -> sp.csr_matrix:
-    """Row i of the result is row i+offset of ``matrix`` when both clips are in the same video, else 0."""
-    n = matrix.shape[0]
-    src = np.arange(n) + offset
-    ok = (src >= 0) & (src < n)
-    ok[ok] &= video[src[ok]] == video[ok]
-    select = sp.csr_matrix((np.ones(int(ok.sum())), (np.flatnonzero(ok), src[ok])), shape=(n, n))
-    return (select @ matrix).tocsr()
+from cookproc.models.data import shift_rows
 
 
 def tfidf_fit_predict(clips: pd.DataFrame, *, window: int = 1, ngram_max: int = 2, min_df: int = 2,
@@ -36,7 +27,7 @@ def tfidf_fit_predict(clips: pd.DataFrame, *, window: int = 1, ngram_max: int = 
         vec = TfidfVectorizer(ngram_range=(1, ngram_max), min_df=min_df, sublinear_tf=True, lowercase=True)
         vec.fit([sentences[i] for i in train])
         base = vec.transform(sentences).tocsr()
-        blocks = [base] + [_shift_rows(base, video, o) for o in range(-window, window + 1) if o != 0]
+        blocks = [base] + [shift_rows(base, video, o) for o in range(-window, window + 1) if o != 0]
         features = sp.hstack(blocks).tocsr()
         model = LogisticRegression(C=C, max_iter=max_iter, solver="liblinear")
         model.fit(features[train], labels[train])

@@ -34,8 +34,7 @@ class FieldSetup:
     dedupe_overlap: bool
     max_items: int
     prior_items: int = 0  # propose the training folds' most frequent gold items on every clip
-    classifier: VerbClassifier | None = None  # clip-level classifier whose probabilities join the features
-    classifier_top_k: int = 0  # and whose most probable items join the candidates
+    classifier: VerbClassifier | None = None  # clip-level classifier: its probabilities and top items join
 
 
 def feature_matrix(setup: FieldSetup, rates: pd.DataFrame) -> np.ndarray:
@@ -66,7 +65,7 @@ def with_classifier(setup: FieldSetup, fold: np.ndarray, train: np.ndarray, othe
         return setup
     probs, items = setup.classifier.probabilities(setup.gold, fold, train, others)
     clips = np.union1d(train, others)
-    cands = add_classifier_candidates(setup.candidates, probs, items, clips, setup.classifier_top_k)
+    cands = add_classifier_candidates(setup.candidates, probs, items, clips, setup.classifier.candidates)
     return with_candidates(setup, cands, classifier=None)
 
 

@@ -25,7 +25,7 @@ def verb_classifier(clips: pd.DataFrame, embeddings: np.ndarray | None, p: dict)
         raise ValueError("supervised.tuples.verb_classifier.sentence_vectors is true but no sentence vectors were given")
     return VerbClassifier(clips["sentence"].astype(str).tolist(), clips["video_id"].to_numpy(),
                           embeddings if vc["sentence_vectors"] else None, min_count=vc["min_count"], C=vc["C"],
-                          context_weight=vc["context_weight"])
+                          context_weight=vc["context_weight"], candidates=vc["candidates"])
 
 
 def build_setups(clips: pd.DataFrame, parses: dict, tsm: list, lexicon: frozenset[str], lemma, p: dict,
@@ -40,11 +40,9 @@ def build_setups(clips: pd.DataFrame, parses: dict, tsm: list, lexicon: frozense
     ac = T.arg_candidates(sentences, video, per_clip, tsm, lexicon, max_ngram=p["max_ngram"],
                           max_chunk_words=p["max_chunk_words"])
     log.info("candidates: %d verbs, %d arguments", len(vc), len(ac))
-    classifier = verb_classifier(clips, embeddings, p)
     return {
         "verbs": FieldSetup("verbs", vc, T.label_verbs(vc, gold_v), gold_v, ("text", "text_src", "prevword", "nextword"),
-                            False, p["max_verbs"], p["prior_verbs"], classifier,
-                            p["verb_classifier"]["candidates"] if classifier else 0),
+                            False, p["max_verbs"], p["prior_verbs"], verb_classifier(clips, embeddings, p)),
         "arguments": FieldSetup("arguments", ac, T.label_args(ac, gold_a, p["arg_match"]), gold_a,
                                 ("text", "head"), True, p["max_args"]),
     }

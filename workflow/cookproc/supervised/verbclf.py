@@ -24,12 +24,11 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
+from cookproc.models.data import shift_rows
 from cookproc.supervised.tuples import add_proposed
 
 log = logging.getLogger(__name__)
 
-#: The features a clip's classifier probabilities add to each verb candidate.
-FEATURES = ("clf_p", "clf_max", "clf_ratio")
 _TOKENS = r"[a-z]+(?:'[a-z]+)?"
 
 
@@ -43,21 +42,18 @@ class VerbClassifier:
     min_count: int
     C: float
     context_weight: float
+    candidates: int  # its most probable verbs proposed per clip
     max_iter: int = 300
 
     def features(self, fit_clips: np.ndarray) -> sp.csr_matrix:
         """Clip features, with vocabularies and IDF from the sentences of ``fit_clips`` only."""
-        n = len(self.sentences)
-        same_prev = np.r_[False, self.video[1:] == self.video[:-1]]
-        same_next = np.r_[self.video[:-1] == self.video[1:], False]
-        prev = [self.sentences[i - 1] if same_prev[i] else "" for i in range(n)]
-        nxt = [self.sentences[i + 1] if same_next[i] else "" for i in range(n)]
         fit_text = [self.sentences[i] for i in fit_clips]
         own = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True, token_pattern=_TOKENS).fit(fit_text)
         blocks = [own.transform(self.sentences)]
         if self.context_weight:
             near = TfidfVectorizer(min_df=2, sublinear_tf=True, token_pattern=_TOKENS).fit(fit_text)
-            blocks += [self.context_weight * near.transform(prev), self.context_weight * near.transform(nxt)]
+            words = self.context_weight * near.transform(self.sentences)
+            blocks += [shift_rows(words, self.video, -1), shift_rows(words, self.video, 1)]
         if self.embeddings is not None:
             blocks.append(sp.csr_matrix(self.embeddings))
         return sp.hstack(blocks, format="csr")
