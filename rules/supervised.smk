@@ -11,10 +11,36 @@ if SUP["keyclips"]["tuned_vectors"] and KC_FINETUNE["layers"] < 1:
                      "(or set tuned_vectors: false for the frozen sentence vectors)")
 SUP_SENTENCES = (dict(tuned=f"{TUNED_TEXT}.parquet".format(seed=KC_NEURAL["seeds"][0]))
                  if SUP["keyclips"]["tuned_vectors"] else dict(text=TEXT_FEATURES))
+# A larger encoder fine-tuned per fold (rule supervised_finetune) whose head joins the classifier's
+# score; layers 0: the logistic regression alone.
+SUP_ENCODER = SUP["keyclips"]["encoder"]
+SUP_ENCODER_TUNED = f"results/supervised/finetuned/{SUP_ENCODER['name']}.seed{{seed}}"
+SUP_HEADS = (dict(encoder_tuned=f"{SUP_ENCODER_TUNED}.parquet".format(seed=SUP_ENCODER["seed"]))
+             if SUP_ENCODER["finetune"]["layers"] > 0 and SUP["keyclips"]["head_weight"] > 0 else {})
 # The tuple extractor's verb classifier reads the frozen sentence vectors (when it uses any).
 SUP_VERB_CLF = SUP["tuples"]["verb_classifier"]
 SUP_TUPLE_SENTENCES = (dict(text=TEXT_FEATURES)
                        if SUP_VERB_CLF["enabled"] and SUP_VERB_CLF["sentence_vectors"] else {})
+
+
+# The keyclips_finetune script on the supervised classifier's own encoder (on 2 CPU cores, ~35 min
+# for all-mpnet-base-v2's top 6 layers; a GPU when keyclips.device asks for one).
+use rule keyclips_finetune as supervised_finetune with:
+    output:
+        vectors=f"{SUP_ENCODER_TUNED}.parquet",
+        info=f"{SUP_ENCODER_TUNED}.json",
+    params:
+        finetune=SUP_ENCODER["finetune"],
+        encoder_path=SUP_ENCODER["path"],
+        device=KC["device"],
+    resources:
+        gpu=KC_GPUS,
+        mem_mb=10000,
+        runtime=120,
+    log:
+        f"logs/supervised/supervised_finetune/{SUP_ENCODER['name']}.seed{{seed}}.log",
+    benchmark:
+        f"benchmarks/supervised/finetune-{SUP_ENCODER['name']}.seed{{seed}}.tsv"
 
 
 rule supervised_keyclips:
@@ -22,6 +48,7 @@ rule supervised_keyclips:
         clips="results/dataset/clips.parquet",
         folds="results/keyclips/folds.parquet",
         **SUP_SENTENCES,
+        **SUP_HEADS,
         srl=SUP_SRL,
         lexicon=SUP_LEXICON,
         tsm=config["keyclips"]["tsm_aligned"],

@@ -242,8 +242,10 @@ def fixture_overrides(upstream_dir: str | Path, scratch_dir: str | Path) -> dict
             # Four recipes: two leave-recipes-out folds of two; one short training run.
             "keyclips": {"folds": {"k": 2}, "neural": {"seeds": [0], "max_epochs": 3, "patience": 2,
                                                     "finetune": {"layers": 1}}},
-            "supervised": {"keyclips": {"min_df": 1}, "tuples": {"max_iter": 10, "thresholds": [0.3, 0.5],
-                                                                         "verb_classifier": {"min_count": 1}}}}
+            # The supervised classifier's second encoder: the packaged MiniLM's top layer (quick).
+            "supervised": {"keyclips": {"min_df": 1, "encoder": {"name": "fixture-minilm", "path": None,
+                                                                 "finetune": {"layers": 1}}},
+                           "tuples": {"max_iter": 10, "thresholds": [0.3, 0.5], "verb_classifier": {"min_count": 1}}}}
 
 
 def make_workdir(workdir: str | Path, upstream_dir: str | Path, overrides: dict | None = None) -> Path:

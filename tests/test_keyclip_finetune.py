@@ -12,16 +12,17 @@ WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "chop", "the", "onion", "
          "soup", "so", "really", "good", "and", "salt"]
 
 
-def _tiny_bert(path, layers=3):
-    from transformers import BertConfig, BertModel, BertTokenizerFast
+def _tiny_bert(path, layers=3, kind="bert"):
+    from transformers import BertConfig, BertModel, BertTokenizerFast, MPNetConfig, MPNetModel
 
     path.mkdir()
     # transformers 5 takes the vocabulary as a dict (a vocab_file argument is ignored: every word -> [UNK]).
     BertTokenizerFast(vocab={w: i for i, w in enumerate(WORDS)}).save_pretrained(path)
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(WORDS), hidden_size=16, num_hidden_layers=layers, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=64)
-    BertModel(config).eval().save_pretrained(path)
+    config_class, model_class = {"bert": (BertConfig, BertModel), "mpnet": (MPNetConfig, MPNetModel)}[kind]
+    config = config_class(vocab_size=len(WORDS), hidden_size=16, num_hidden_layers=layers, num_attention_heads=2,
+                          intermediate_size=32, max_position_embeddings=64)
+    model_class(config).eval().save_pretrained(path)
     return path
 
 
@@ -44,10 +45,18 @@ def bert(tmp_path_factory):
     return _tiny_bert(tmp_path_factory.mktemp("enc") / "bert")
 
 
+@pytest.fixture(scope="module")
+def mpnet(tmp_path_factory):
+    """MPNet (all-mpnet-base-v2's architecture): relative position bias inside the encoder layers."""
+    return _tiny_bert(tmp_path_factory.mktemp("enc") / "mpnet", kind="mpnet")
+
+
 @pytest.mark.parametrize("top", [1, 3])
-def test_frozen_bottom_then_top_layers_equals_the_whole_encoder(bert, top):
+@pytest.mark.parametrize("kind", ["bert", "mpnet"])
+def test_frozen_bottom_then_top_layers_equals_the_whole_encoder(request, kind, top):
     from transformers import AutoModel, AutoTokenizer
 
+    bert = request.getfixturevalue(kind)
     sentences = ["chop the onion", "so now we really like this good soup and salt", "stir"]
     bottom = load_bottom(bert, sentences, top)
     states, mask = bottom.batch([0, 1, 2])
@@ -206,3 +215,46 @@ def test_per_fold_fit_predict_hands_each_held_out_fold_its_own_inputs():
     assert result.score.tolist() == fold.astype(float).tolist()  # each fold scored by its own inputs
     with pytest.raises(ValueError, match=r"test clips of folds \[2\]; inputs exist for folds \[0, 1\]"):
         cross_validate(fold, inner, labels, per_fold_fit_predict(fold, {f: fit_for(f) for f in range(2)}))
+
+
+def test_blend_with_heads_mixes_each_held_out_fold_with_its_own_head():
+    from cookproc.models.crossval import blend_with_heads, cross_validate
+
+    fold = np.repeat([0, 1, 2], 4)
+    inner = np.tile([False, False, False, True], 3)
+    labels = np.tile([True, False], 6)
+    # Fold f's head gives every clip f + its index / 100: a head of the wrong fold would show.
+    heads = {f: f + np.arange(12) / 100 for f in range(3)}
+
+    def regression(train, val, test):
+        return np.full(len(val), 1.0), np.full(len(test), 2.0), {"n": len(train)}
+
+    result = cross_validate(fold, inner, labels, blend_with_heads(regression, fold, heads, 0.25))
+    expected = 0.75 * 2.0 + 0.25 * (fold + np.arange(12) / 100)
+    assert np.allclose(result.score, expected)
+    assert result.info[1]["head_weight"] == 0.25 and result.info[1]["n"] == 6
+    plain = cross_validate(fold, inner, labels, blend_with_heads(regression, fold, heads, 0.0))
+    assert np.allclose(plain.score, 2.0)
+    with pytest.raises(ValueError, match="inputs exist for folds"):
+        cross_validate(fold, inner, labels, blend_with_heads(regression, fold, {0: heads[0], 1: heads[1]}, 0.5))
+    with pytest.raises(ValueError, match=r"head weight must be in \[0, 1\]"):
+        blend_with_heads(regression, fold, heads, 1.5)
+
+
+def test_the_installed_mpnet_splits_like_the_whole_encoder():
+    """The real all-mpnet-base-v2 that setup.sh installs (cookproc.encoders): loadable offline, and
+    its top 6 layers on the cached bottom give the whole encoder's sentence vectors."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from cookproc.encoders import resolve
+
+    path = resolve("all-mpnet-base-v2")
+    sentences = ["now chop the onions finely", "add a pinch of salt and stir it in", "hi guys"]
+    bottom = load_bottom(path, sentences, 6)
+    states, mask = bottom.batch([0, 1, 2])
+    with torch.no_grad():
+        tuned = mean_pool(bottom.top().eval()(inputs_embeds=states, attention_mask=mask).last_hidden_state, mask)
+        enc = AutoTokenizer.from_pretrained(str(path))(sentences, padding=True, return_tensors="pt")
+        whole = mean_pool(AutoModel.from_pretrained(str(path)).eval()(**enc).last_hidden_state, enc["attention_mask"])
+    assert tuned.shape == (3, 768)
+    assert torch.allclose(tuned, whole, atol=1e-4)

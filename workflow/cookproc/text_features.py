@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
+from cookproc import encoders
 from cookproc.errors import InputError
 from cookproc.models.data import align_rows
 
@@ -57,7 +58,7 @@ def local_model_dir(path: str | os.PathLike | None) -> Path:
     """The encoder directory (None: the packaged MiniLM-L6); Hugging Face is told to stay offline."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    path = Path(path) if path else default_encoder_path()
+    path = encoders.resolve(str(path)) if path else default_encoder_path()
     if not path.is_dir():
         raise InputError(path, "expected a local Hugging Face model directory (config.json, weights, tokenizer)")
     return path

@@ -5,7 +5,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
     import time
 
-    from cookproc.models.crossval import cross_validate, keyclips_table, per_fold_fit_predict
+    from cookproc.models.crossval import blend_with_heads, cross_validate, keyclips_table, per_fold_fit_predict
     from cookproc.models.data import read_clips, tsm_sets
     from cookproc.models.finetune import read_tuned_vectors
     from cookproc.models.folds import clip_folds, read_folds
@@ -38,10 +38,16 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
         fit = logreg_fit_predict(design(clip_text_features(smk.input.text, clips)),
                                  sentences, labels, C=p.C, ngram_max=p.ngram_max, min_df=p.min_df)
         log.info("sentence vectors: frozen, %s", smk.input.text)
+    if "encoder_tuned" in smk.input.keys():  # the larger encoder's head, fine-tuned without each fold
+        heads = {f: t.head for f, t in read_tuned_vectors(smk.input.encoder_tuned, clips, sorted(set(fold.tolist()))).items()}
+        fit = blend_with_heads(fit, fold, heads, p.head_weight)
+        log.info("clip score: %.2f x logistic regression + %.2f x the tuned head of %s", 1 - p.head_weight,
+                 p.head_weight, smk.input.encoder_tuned)
     result = cross_validate(fold, inner, labels, fit, p.threshold_metric)
     write_parquet(keyclips_table(p.system, clips, result), smk.output.keyclips, KEYCLIPS,
                   sort_keys=["video_id", "clip_idx"])
     info = {"folds": {str(k): v for k, v in result.info.items()}, "sentence_vectors": smk.input.get("tuned", "frozen"),
+            "encoder_tuned": smk.input.get("encoder_tuned"),
             "wall_s": round(time.perf_counter() - start, 1), "cpu_s": round(time.process_time() - cpu_start, 1)}
     with open(smk.output.info, "w", encoding="utf-8") as handle:
         json.dump(info, handle, indent=1, sort_keys=True)

@@ -82,6 +82,26 @@ def per_fold_fit_predict(fold: np.ndarray, fits: dict[int, FitPredict]) -> FitPr
     return fit
 
 
+def blend_with_heads(fit_predict: FitPredict, fold: np.ndarray, heads: dict[int, np.ndarray],
+                     weight: float) -> FitPredict:
+    """``(1 - weight) * fit_predict + weight * heads[f]`` on validation and test clips of held-out fold f.
+
+    ``heads[f]``: every clip's probability from a model that never saw fold f's recipes (a tuned
+    encoder's head). Blended with fixed weights, not learned: a model trained on the heads' scores
+    of training clips would learn to trust them more than they deserve on unseen recipes.
+    """
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"head weight must be in [0, 1], got {weight}")
+
+    def fit(train: np.ndarray, val: np.ndarray, test: np.ndarray):
+        val_scores, test_scores, info = fit_predict(train, val, test)
+        head = heads[held_out_fold(fold, test, heads)]
+        return ((1 - weight) * val_scores + weight * head[val], (1 - weight) * test_scores + weight * head[test],
+                {**info, "head_weight": weight})
+
+    return fit
+
+
 @dataclass
 class TunedSentences:
     """Per-fold fine-tuned sentences (rule keyclips_finetune): fold f's vectors come from an encoder
