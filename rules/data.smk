@@ -23,6 +23,11 @@ if not os.path.exists(UPSTREAM):
             "../workflow/scripts/download_upstream.py"
 
 
+def upstream_root(wildcards, input):
+    """The upstream folder, read off the rule's first upstream file (not a hard-coded prefix)."""
+    return os.path.normpath(input.files[0][: -len(UPSTREAM_FILES[0])])
+
+
 rule verify_upstream:
     input:
         files=[upstream(f) for f in UPSTREAM_FILES],
@@ -32,7 +37,7 @@ rule verify_upstream:
     output:
         "results/dataset/upstream-checksums.tsv",
     params:
-        root=UPSTREAM,
+        root=upstream_root,
         verify=config["upstream"]["verify_checksums"],
     log:
         "logs/data/verify_upstream.log",

