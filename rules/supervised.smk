@@ -23,7 +23,7 @@ SUP_TUPLE_SENTENCES = (dict(text=TEXT_FEATURES)
                        if SUP_VERB_CLF["enabled"] and SUP_VERB_CLF["sentence_vectors"] else {})
 
 
-# The keyclips_finetune script on the supervised classifier's own encoder (on 2 CPU cores, ~35 min
+# The keyclips_finetune script on the supervised classifier's own encoder (on 2 CPU cores, 33 min
 # for all-mpnet-base-v2's top 6 layers; a GPU when keyclips.device asks for one).
 use rule keyclips_finetune as supervised_finetune with:
     output:
