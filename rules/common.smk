@@ -4,7 +4,6 @@ import os
 import sys
 from pathlib import Path
 
-from snakemake.utils import validate
 
 # The cookproc library must be importable by every job, whatever its software environment. The
 # .venv has it (`pip install -e .`); a job run in one of envs/*.yaml (--sdm conda) does not, and
@@ -21,15 +20,14 @@ WORKFLOW_PYTHON_DIR = os.path.join(workflow.basedir, "workflow")
 if WORKFLOW_PYTHON_DIR not in sys.path:
     sys.path.insert(0, WORKFLOW_PYTHON_DIR)
 
-from cookproc.subtitles import SUBTITLE_EXTENSIONS  # noqa: E402 (needs the path above)
+from cookproc.config_schema import validate_config  # noqa: E402 (needs the path above)
+from cookproc.subtitles import SUBTITLE_EXTENSIONS  # noqa: E402
+from cookproc.upstream import FILES as UPSTREAM_FILES, FOLDERS as UPSTREAM_FOLDERS  # noqa: E402
 from cookproc.video.frames import VideoError, find_video  # noqa: E402
 
 
-validate(config, "../workflow/schemas/config.schema.yaml")
-# jsonschema does not fill defaults behind a $ref, so each stage's section is validated (and its
-# defaults filled) against its own schema file as well.
-for _section in sorted(config):
-    validate(config[_section], f"../workflow/schemas/config/{_section}.schema.yaml")
+# Checked against workflow/schemas/, defaults filled (also in the sections behind a $ref).
+validate_config(config)
 
 # Files of the workflow itself are addressed from its own folder, so that it can run with any
 # working directory (snakemake --directory, as the workflow tests do).
@@ -75,6 +73,11 @@ def repairs_file():
 def upstream(path):
     """A file of the upstream benchmark (mirror or download)."""
     return os.path.join(UPSTREAM, path)
+
+
+def upstream_root(wildcards, input):
+    """The upstream folder, read off the rule's first upstream file, input.files (not a hard-coded prefix)."""
+    return os.path.normpath(input.files[0][: -len(UPSTREAM_FILES[0])])
 
 
 def user_systems(kind):

@@ -1,5 +1,4 @@
 # The upstream benchmark files, verified, and parsed into one row per clip; dataset statistics.
-from cookproc.upstream import FILES as UPSTREAM_FILES, FOLDERS as UPSTREAM_FOLDERS
 
 UPSTREAM_CHECKSUMS = repo_path("workflow/schemas/upstream-checksums.tsv")
 
@@ -21,11 +20,6 @@ if not os.path.exists(UPSTREAM):
             "../envs/cpu.yaml"
         script:
             "../workflow/scripts/download_upstream.py"
-
-
-def upstream_root(wildcards, input):
-    """The upstream folder, read off the rule's first upstream file (not a hard-coded prefix)."""
-    return os.path.normpath(input.files[0][: -len(UPSTREAM_FILES[0])])
 
 
 rule verify_upstream:

@@ -6,16 +6,10 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
+from cookproc.config_schema import CONFIG_SCHEMA, validate_config
+
 REPO = Path(__file__).resolve().parents[1]
-SCHEMA = str(REPO / "workflow/schemas/config.schema.yaml")
-
-
-def validate_config(config):
-    """What rules/common.smk does: the whole config, then each section against its own file."""
-    validate(config, SCHEMA)
-    for section in sorted(config):
-        validate(config[section], str(REPO / f"workflow/schemas/config/{section}.schema.yaml"))
-    return config
+SCHEMA = str(CONFIG_SCHEMA)
 
 
 def load_config():
@@ -28,6 +22,19 @@ def test_shipped_config_is_valid_and_defaults_fill_in():
     empty = validate_config({})
     assert empty["upstream"]["dir"] == config["upstream"]["dir"]
     assert empty["tables"]["tuple_systems"] == ["upstream-srl-heur"]
+
+
+def test_defaults_fill_in_behind_nested_references():
+    """The fine-tuning settings come from a shared file ($ref): left out, they still get defaults,
+    and each of the two users keeps its own layer count, also when only some keys are given."""
+    empty = validate_config({})
+    neural, supervised = empty["keyclips"]["neural"]["finetune"], empty["supervised"]["keyclips"]["encoder"]["finetune"]
+    assert neural["layers"] == 6 and supervised["layers"] == 12
+    assert neural["lr"] == supervised["lr"] == 3e-5 and supervised["epochs"] == 1
+    partial = validate_config({"supervised": {"keyclips": {"encoder": {"finetune": {"epochs": 2}}}}})
+    assert partial["supervised"]["keyclips"]["encoder"]["finetune"] == {**supervised, "epochs": 2}
+    with pytest.raises(Exception, match="layres"):
+        validate_config({"supervised": {"keyclips": {"encoder": {"finetune": {"layres": 2}}}}})
 
 
 def test_unknown_keys_are_refused_with_their_name():
