@@ -4,7 +4,6 @@ import os
 import sys
 from pathlib import Path
 
-
 # The cookproc library must be importable by every job, whatever its software environment. The
 # .venv has it (`pip install -e .`); a job run in one of envs/*.yaml (--sdm conda) does not, and
 # neither does a Snakemake installed elsewhere. So the workflow puts its own workflow/ folder on

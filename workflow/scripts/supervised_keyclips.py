@@ -20,6 +20,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     start, cpu_start = time.perf_counter(), time.process_time()
     clips = read_clips(smk.input.clips)
     fold, inner = clip_folds(read_folds(smk.input.folds, clips), clips)
+    folds = sorted(set(fold.tolist()))
     srl = srl_clip_features(clips, read_srl(smk.input.srl), read_lexicon(smk.input.lexicon))
     tsm = tsm_mean(tsm_sets(smk.input.tsm, clips)) if p.use_tsm else None
     labels = clips["is_key"].to_numpy().astype(bool)
@@ -29,7 +30,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
         return dense_inputs(clips, embeddings, srl, tsm, window=p.context_window, embedding_window=p.embedding_window)
 
     if "tuned" in smk.input.keys():  # fold f's vectors come from an encoder that never saw fold f
-        tuned = read_tuned_vectors(smk.input.tuned, clips, sorted(set(fold.tolist())))
+        tuned = read_tuned_vectors(smk.input.tuned, clips, folds)
         fit = per_fold_fit_predict(fold, {f: logreg_fit_predict(design(t.vectors), sentences, labels, C=p.C,
                                                                  ngram_max=p.ngram_max, min_df=p.min_df)
                                           for f, t in tuned.items()})
@@ -39,7 +40,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
                                  sentences, labels, C=p.C, ngram_max=p.ngram_max, min_df=p.min_df)
         log.info("sentence vectors: frozen, %s", smk.input.text)
     if "encoder_tuned" in smk.input.keys():  # the larger encoder's head, fine-tuned without each fold
-        heads = {f: t.head for f, t in read_tuned_vectors(smk.input.encoder_tuned, clips, sorted(set(fold.tolist()))).items()}
+        heads = {f: t.head for f, t in read_tuned_vectors(smk.input.encoder_tuned, clips, folds).items()}
         fit = blend_with_heads(fit, fold, heads, p.head_weight)
         log.info("clip score: %.2f x logistic regression + %.2f x the tuned head of %s", 1 - p.head_weight,
                  p.head_weight, smk.input.encoder_tuned)

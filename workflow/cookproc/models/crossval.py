@@ -136,20 +136,18 @@ def neural_fit_predict(variant: str, data: ClipInputs, cfg: TrainConfig, seed: i
         raise ValueError("tuned sentence vectors are per fold: the clips' fold ids are needed")
 
     def fit(train: np.ndarray, val: np.ndarray, test: np.ndarray):
-        fold_data, head = data, None
+        fold_data = data
         if tuned is not None:
             vectors = tuned.folds[held_out_fold(fold, test, tuned.folds)]
-            fold_data, head = fold_data.with_text(tuned.text_input(vectors.vectors)), vectors.head
+            fold_data = fold_data.with_text(tuned.text_input(vectors.vectors))
         if lexical:
             vocab = build_vocabulary([sentences[i] for i in train], min_count=cfg.lexical_min_count)
             fold_data = fold_data.with_tokens(token_matrix(sentences, vocab))
         net, summary = train_model(variant, fold_data, train, val, cfg, seed)
-        val_scores, test_scores = predict(net, fold_data, val), predict(net, fold_data, test)
-        if head is not None and tuned.head_weight > 0:
-            w = tuned.head_weight
-            val_scores, test_scores = (1 - w) * val_scores + w * head[val], (1 - w) * test_scores + w * head[test]
-        return val_scores, test_scores, summary
+        return predict(net, fold_data, val), predict(net, fold_data, test), summary
 
+    if tuned is not None and tuned.head_weight > 0:
+        return blend_with_heads(fit, fold, {f: v.head for f, v in tuned.folds.items()}, tuned.head_weight)
     return fit
 
 
