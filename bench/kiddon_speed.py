@@ -29,8 +29,8 @@ BUDGET_S = 300.0
 
 def run(upstream: Path, iterations: int) -> dict:
     """Train and segment once; timings, sizes and digests of the outputs."""
-    from cookproc.dataset import read_clips, read_repairs
-    from cookproc.kiddon.corpus import read_lexicon, read_transcripts
+    from cookproc.dataset import read_benchmark_csv, read_repairs
+    from cookproc.kiddon.corpus import read_lexicon_words, read_transcripts
     from cookproc.kiddon.outputs import clip_tuples, key_clips, segment_clips
     from cookproc.kiddon.segmenter import Segmenter, Settings, corpus_sentences, train
     from cookproc.wordnet import has_verb_synset, wordnet
@@ -39,12 +39,12 @@ def run(upstream: Path, iterations: int) -> dict:
     wall, cpu = time.perf_counter(), time.process_time()
     wordnet()  # loaded once per process whatever runs first; counted in the total
     documents = read_transcripts(youcook2 / "transcript")
-    lexicon = read_lexicon(youcook2 / "1.2.cooking_vocab.strict_filtered.unsorted.lst")
+    lexicon = read_lexicon_words(youcook2 / "1.2.cooking_vocab.strict_filtered.unsorted.lst")
     model, history = train(corpus_sentences(documents), lexicon, has_verb_synset, iterations=iterations,
                            settings=Settings())
     train_wall, train_cpu = time.perf_counter() - wall, time.process_time() - cpu
 
-    clips = read_clips(youcook2 / "reviewed_0812.csv", repairs=read_repairs(REPO / "workflow/schemas/upstream-repairs.tsv"))
+    clips = read_benchmark_csv(youcook2 / "reviewed_0812.csv", repairs=read_repairs(REPO / "workflow/schemas/upstream-repairs.tsv"))
     columns = clips.select(["video_id", "clip_idx", "sentence"]).to_pydict()
     rows = segment_clips(zip(columns["video_id"], columns["clip_idx"], columns["sentence"]), model,
                          Segmenter(Settings.from_dict(model.settings)))

@@ -73,12 +73,12 @@ def main() -> int:
                         help="processes for our scorer (a pool pays off only for far more pairs than one system has)")
     args = parser.parse_args()
 
-    from cookproc.dataset import read_clips, read_repairs
+    from cookproc.dataset import read_benchmark_csv, read_repairs
     from cookproc.systems import import_upstream_keyclips, import_upstream_srl
     from cookproc.tables import gold_sets, keyclip_flags, prediction_sets
 
     yc = args.upstream / "youcook2"
-    clips = read_clips(yc / "reviewed_0812.csv", repairs=read_repairs(REPO / "workflow/schemas/upstream-repairs.tsv"))
+    clips = read_benchmark_csv(yc / "reviewed_0812.csv", repairs=read_repairs(REPO / "workflow/schemas/upstream-repairs.tsv"))
     neural = import_upstream_keyclips(yc / "reviewed_0812.attach_key_sent_selection.tsv", clips)
     _, tuples = import_upstream_srl(yc / "srl_pred.json", clips)
     gold = gold_sets(clips)

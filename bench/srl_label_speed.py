@@ -9,7 +9,7 @@ import time
 
 import torch
 
-from cookproc.schemas import CLIPS, read_parquet
+from cookproc.core.schemas import CLIPS, read_parquet
 from cookproc.srl.predict import label_with_tagger, load_tagger
 
 

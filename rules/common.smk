@@ -1,6 +1,7 @@
 # Helpers shared by every stage's .smk file (config validation, paths, the systems to score).
 import glob
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -19,7 +20,8 @@ WORKFLOW_PYTHON_DIR = os.path.join(workflow.basedir, "workflow")
 if WORKFLOW_PYTHON_DIR not in sys.path:
     sys.path.insert(0, WORKFLOW_PYTHON_DIR)
 
-from cookproc.config_schema import validate_config  # noqa: E402 (needs the path above)
+from cookproc.core.config_schema import validate_config  # noqa: E402 (needs the path above)
+from cookproc.corpus import corpus_files, shard_files  # noqa: E402
 from cookproc.subtitles import SUBTITLE_EXTENSIONS  # noqa: E402
 from cookproc.upstream import FILES as UPSTREAM_FILES, FOLDERS as UPSTREAM_FOLDERS  # noqa: E402
 from cookproc.video.frames import VideoError, find_video  # noqa: E402
@@ -44,23 +46,20 @@ wildcard_constraints:
     user=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
 
 
-def script_lib(script):
-    """Library files that ``workflow/scripts/<script>.py`` imports (transitively): listed as a rule's
-    inputs so that editing any of them reruns the rule (cookproc.deps reads them from the source)."""
-    from cookproc.deps import imported_library_files
+def code_fingerprint(script):
+    """Digest of the code ``workflow/scripts/<script>.py`` can execute (the script and the cookproc
+    modules it imports, transitively), as a rule's ``params: code``: a real change to any of them
+    reruns the rule, while comments, docstrings, layout, touching or moving the checkout do not
+    (cookproc.core.fingerprint hashes syntax trees keyed by repository-relative paths)."""
+    from cookproc.core.fingerprint import code_fingerprint as fingerprint
 
-    path = os.path.join(REPO_DIR, "workflow", "scripts", f"{script}.py")
-    return [str(p) for p in imported_library_files(path, LIB)]
-
-
-def lib(*modules):
-    """Explicitly named library files (prefer script_lib, which cannot forget one)."""
-    return [f"{LIB}/__init__.py"] + [f"{LIB}/{m}.py" for m in modules]
+    return fingerprint(os.path.join(REPO_DIR, "workflow", "scripts", f"{script}.py"), LIB, REPO_DIR)
 
 
 def repo_path(path):
-    """A file of the workflow itself (schemas, tables shipped with the code)."""
-    return os.path.join(REPO_DIR, path)
+    """A file of the workflow itself (schemas, tables shipped with the code), relative to the working
+    directory: a checkout moved together with its results keeps the same input paths."""
+    return os.path.relpath(os.path.join(REPO_DIR, path))
 
 
 def repairs_file():
@@ -113,12 +112,30 @@ def tuple_systems():
     return list(config["tables"]["tuple_systems"]) + [f"user-{n}" for n in user_systems("tuples")]
 
 
+# Systems on the trained SRL tagger (srl-heur-tagger, ...) among the configured ones: then the
+# default target also builds the tagger's agreement with upstream's SRL and its EWT corpus report.
+TAGGER_IN_TABLES = any(name.startswith("srl-") and name.endswith("-tagger")
+                       for name in keyclip_systems() + tuple_systems())
+
+
 def user_keyclips_file(wildcards):
     return user_system_file("keyclips", wildcards.user)
 
 
 def user_tuples_file(wildcards):
     return user_system_file("tuples", wildcards.user)
+
+
+# Settings and paths of the key-clip stage that the supervised stage reads too (rules/keyclips.smk,
+# rules/supervised.smk).
+KC = config["keyclips"]
+KC_NEURAL = KC["neural"]
+KC_FINETUNE = KC_NEURAL["finetune"]
+TEXT_FEATURES = f"results/features/text/{KC['text']['name']}.parquet"
+# Per-fold fine-tuned sentence vectors of rule keyclips_finetune, one file per seed.
+TUNED_TEXT = f"results/features/text/finetuned/{KC['text']['name']}.seed{{seed}}"
+# Rules that can use an accelerator ask for one only when the configured device is not the CPU.
+KC_GPUS = 0 if KC["device"] == "cpu" else 1
 
 
 # Input functions of the video stage (rules/video.smk).
@@ -153,8 +170,15 @@ def per_listed_video(pattern):
 USER = config["user"]
 
 
+USER_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+
+
 def user_subtitles(wildcards):
     """The one subtitle / transcript file of ``name`` (a clear error when there is none or several)."""
+    if not re.fullmatch(USER_NAME, wildcards.name):
+        raise ValueError(f"procedures for {wildcards.name!r}: a name must match {USER_NAME} (a letter or "
+                         "digit, then letters, digits, '_', '.' or '-'); rename the file in "
+                         f"{USER['dir']} and ask for results/procedures/<name>.json")
     candidates = [os.path.join(USER["dir"], f"{wildcards.name}.{ext}") for ext in SUBTITLE_EXTENSIONS]
     found = [path for path in candidates if os.path.exists(path)]
     if len(found) != 1:
@@ -178,4 +202,20 @@ def user_lexicon():
 
 # Captions of the HTML report (rules/report.smk).
 def report_caption(name):
-    return repo_path(f"report/{name}.rst")
+    return os.path.join(REPO_DIR, "report", f"{name}.rst")
+
+
+# Corpus extraction (rules/corpus.smk): one job per shard of the corpus's files.
+CORPUS = config["corpus"]
+CORPUS_DIR = f"results/corpus/{CORPUS['name']}"
+CORPUS_SHARDS = CORPUS["shards"]
+CORPUS_SHARD_FILE = f"{CORPUS_DIR}/shards/{{shard}}-of-{CORPUS_SHARDS}.parquet"
+# corpus.dir, or the upstream transcripts when it is null; those are checked first (like kiddon_train).
+CORPUS_FOLDER = CORPUS["dir"] or upstream("youcook2/transcript")
+CORPUS_VERIFIED = [] if CORPUS["dir"] else ["results/dataset/upstream-checksums.tsv"]
+
+
+def corpus_shard_sources(wildcards):
+    """The files of one shard (listed when the DAG is built; a clear error for a missing folder)."""
+    files = corpus_files(CORPUS_FOLDER, CORPUS["extensions"])
+    return [str(path) for path in shard_files(files, int(wildcards.shard), CORPUS_SHARDS)]

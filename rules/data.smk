@@ -7,11 +7,13 @@ if not os.path.exists(UPSTREAM):
 
     # Only defined when the configured folder is absent: a present mirror is never written to.
     rule download_upstream:
+        "Download the pinned upstream benchmark commit and check every file's checksum."
         output:
             files=[upstream(f) for f in UPSTREAM_FILES],
             folders=[directory(upstream(f)) for f in UPSTREAM_FOLDERS],
         params:
-            url=config["upstream"]["archive_url"].format(commit=config["upstream"]["commit"]),
+            code=code_fingerprint("download_upstream"),
+            archive_url=config["upstream"]["archive_url"].format(commit=config["upstream"]["commit"]),
             dest=UPSTREAM,
             checksums=UPSTREAM_CHECKSUMS,
         log:
@@ -23,16 +25,17 @@ if not os.path.exists(UPSTREAM):
 
 
 rule verify_upstream:
+    "Check the upstream benchmark files against the pinned checksums."
     input:
         files=[upstream(f) for f in UPSTREAM_FILES],
         folders=[upstream(f) for f in UPSTREAM_FOLDERS],
         checksums=UPSTREAM_CHECKSUMS,
-        lib=script_lib("verify_upstream"),
     output:
         "results/dataset/upstream-checksums.tsv",
     params:
+        code=code_fingerprint("verify_upstream"),
         root=upstream_root,
-        verify=config["upstream"]["verify_checksums"],
+        verify_checksums=config["upstream"]["verify_checksums"],
     log:
         "logs/data/verify_upstream.log",
     conda:
@@ -42,14 +45,16 @@ rule verify_upstream:
 
 
 rule clips:
+    "Parse the benchmark into one row per clip: times, sentence, key flag, gold verbs and arguments."
     input:
         csv=upstream("youcook2/reviewed_0812.csv"),
         manifest=upstream("youcook2/clip_manifest_10s.txt"),
         repairs=repairs_file(),
         verified="results/dataset/upstream-checksums.tsv",
-        lib=script_lib("build_clips"),
     output:
         "results/dataset/clips.parquet",
+    params:
+        code=code_fingerprint("build_clips"),
     log:
         "logs/data/clips.log",
     conda:
@@ -59,15 +64,16 @@ rule clips:
 
 
 rule dataset_stats:
+    "Dataset statistics (Table 2) and the most frequent verbs and arguments (Figure 3)."
     input:
         clips="results/dataset/clips.parquet",
-        lib=script_lib("dataset_stats"),
     output:
         table="results/table2.csv",
         verbs="results/figures/figure3_verbs.png",
         arguments="results/figures/figure3_arguments.png",
     params:
-        top=config["tables"]["figure3_top"],
+        code=code_fingerprint("dataset_stats"),
+        figure3_top=config["tables"]["figure3_top"],
     log:
         "logs/data/dataset_stats.log",
     conda:

@@ -2,12 +2,7 @@
 # cross-validation: the paper's neural model (text / visual / full) and a TF-IDF baseline, plus the
 # sentence embeddings they read.
 
-KC = config["keyclips"]
-KC_NEURAL = KC["neural"]
-TEXT_FEATURES = f"results/features/text/{KC['text']['name']}.parquet"
 KC_VISUAL = {"tsm": KC["tsm_aligned"], "frames": KC["frame_features"]}[KC["visual_source"]]
-# Rules that can use an accelerator ask for one only when the configured device is not the CPU.
-KC_GPUS = 0 if KC["device"] == "cpu" else 1
 KC_NEURAL_PARAMS = dict(
     visual_source=KC["visual_source"],
     max_set=KC["max_set"],
@@ -19,8 +14,6 @@ KC_NEURAL_PARAMS = dict(
 # Variants that read sentences read either the frozen sentence vectors or, with fine-tuning (layers
 # > 0), the per-fold tuned vectors of rule keyclips_finetune, one file per seed: changing the net's
 # settings never fine-tunes again, and text and full share one fine-tuning per seed.
-KC_FINETUNE = KC_NEURAL["finetune"]
-TUNED_TEXT = f"results/features/text/finetuned/{KC['text']['name']}.seed{{seed}}"
 KC_SENTENCE_INPUT = (dict(tuned=f"{TUNED_TEXT}.parquet") if KC_FINETUNE["layers"] > 0
                      else dict(text=TEXT_FEATURES))
 KC_SENTENCE_PARAMS = dict(head_weight=KC_NEURAL["head_weight"] if KC_FINETUNE["layers"] > 0 else 0.0)
@@ -32,12 +25,13 @@ wildcard_constraints:
 
 
 rule text_features:
+    "Sentence embeddings of every benchmark clip with the frozen sentence encoder."
     input:
         clips="results/dataset/clips.parquet",
-        lib=script_lib("text_features"),
     output:
         features=TEXT_FEATURES,
     params:
+        code=code_fingerprint("text_features"),
         path=KC["text"]["path"],
         pooling=KC["text"]["pooling"],
         max_length=KC["text"]["max_length"],
@@ -59,12 +53,13 @@ rule text_features:
 
 
 rule keyclips_folds:
+    "Leave-recipes-out folds and inner-validation recipes shared by every learned selector."
     input:
         clips="results/dataset/clips.parquet",
-        lib=script_lib("keyclips_folds"),
     output:
         folds="results/keyclips/folds.parquet",
     params:
+        code=code_fingerprint("keyclips_folds"),
         k=KC["folds"]["k"],
         seed=KC["folds"]["seed"],
         inner_val_fraction=KC["folds"]["inner_val_fraction"],
@@ -76,16 +71,17 @@ rule keyclips_folds:
         "../workflow/scripts/keyclips_folds.py"
 
 
-# The heavy part on CPUs (~13 min per seed on 2 cores): two threads, a GPU when configured.
+# The heavy part on CPUs: two threads, a GPU when configured.
 rule keyclips_finetune:
+    "Fine-tune the sentence encoder per fold on its training recipes; tuned vectors and head scores."
     input:
         clips="results/dataset/clips.parquet",
         folds="results/keyclips/folds.parquet",
-        lib=script_lib("keyclips_finetune"),
     output:
         vectors=f"{TUNED_TEXT}.parquet",
         info=f"{TUNED_TEXT}.json",
     params:
+        code=code_fingerprint("keyclips_finetune"),
         finetune=KC_FINETUNE,
         encoder_path=KC["text"]["path"],
         device=KC["device"],
@@ -105,15 +101,16 @@ rule keyclips_finetune:
 
 
 rule keyclips_neural_visual:
+    "The paper's neural key-clip selector on visual features only, out-of-fold."
     input:
         clips="results/dataset/clips.parquet",
         folds="results/keyclips/folds.parquet",
         visual=KC_VISUAL,
-        lib=script_lib("keyclips_neural"),
     output:
         keyclips="results/keyclips/seeds/neural-visual.seed{seed}.parquet",
         info="results/keyclips/seeds/neural-visual.seed{seed}.json",
     params:
+        code=code_fingerprint("keyclips_neural"),
         variant="visual",
         **KC_NEURAL_PARAMS,
     # One thread: the net is small, and results are bit-identical only for a fixed thread count. The
@@ -140,7 +137,6 @@ use rule keyclips_neural_visual as keyclips_neural_full with:
         folds="results/keyclips/folds.parquet",
         **KC_SENTENCE_INPUT,
         visual=KC_VISUAL,
-        lib=script_lib("keyclips_neural"),
     output:
         keyclips="results/keyclips/seeds/neural-full.seed{seed}.parquet",
         info="results/keyclips/seeds/neural-full.seed{seed}.json",
@@ -159,7 +155,6 @@ use rule keyclips_neural_full as keyclips_neural_text with:
         clips="results/dataset/clips.parquet",
         folds="results/keyclips/folds.parquet",
         **KC_SENTENCE_INPUT,
-        lib=script_lib("keyclips_neural"),
     output:
         keyclips="results/keyclips/seeds/neural-text.seed{seed}.parquet",
         info="results/keyclips/seeds/neural-text.seed{seed}.json",
@@ -175,6 +170,7 @@ use rule keyclips_neural_full as keyclips_neural_text with:
 
 # The system of Tables 4/5 is the run with the first configured seed; the others feed the spread.
 rule keyclips_neural:
+    "The neural selector's first seed as the system of Table 4."
     input:
         f"results/keyclips/seeds/neural-{{variant}}.seed{KC_NEURAL['seeds'][0]}.parquet",
     output:
@@ -188,13 +184,14 @@ rule keyclips_neural:
 
 
 rule keyclips_tfidf:
+    "TF-IDF + logistic-regression key-clip baseline, out-of-fold."
     input:
         clips="results/dataset/clips.parquet",
         folds="results/keyclips/folds.parquet",
-        lib=script_lib("keyclips_tfidf"),
     output:
         keyclips="results/keyclips/tfidf-lr.parquet",
     params:
+        code=code_fingerprint("keyclips_tfidf"),
         window=KC["tfidf"]["window"],
         ngram_max=KC["tfidf"]["ngram_max"],
         min_df=KC["tfidf"]["min_df"],
@@ -205,20 +202,22 @@ rule keyclips_tfidf:
     benchmark:
         "benchmarks/keyclips/tfidf-lr.tsv"
     conda:
-        "../envs/torch.yaml"
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/keyclips_tfidf.py"
 
 
 # Every seed of every variant and the TF-IDF baseline, scored, with mean and spread over seeds.
 rule keyclips_seed_summary:
+    "Mean and spread of the neural selectors' scores over seeds."
     input:
         clips="results/dataset/clips.parquet",
         runs=expand("results/keyclips/seeds/neural-{variant}.seed{seed}.parquet",
                     variant=["text", "visual", "full"], seed=KC_NEURAL["seeds"]) + ["results/keyclips/tfidf-lr.parquet"],
-        lib=script_lib("keyclips_summary"),
     output:
         csv="results/keyclips/seed_summary.csv",
+    params:
+        code=code_fingerprint("keyclips_summary"),
     log:
         "logs/keyclips/keyclips_seed_summary.log",
     conda:

@@ -8,15 +8,17 @@ KIDDON = config["kiddon"]
 
 
 rule kiddon_train:
+    "Train the Kiddon et al. (2015) segmenter by hard EM on every transcript."
     input:
         transcripts=upstream("youcook2/transcript"),
         lexicon=upstream("youcook2/1.2.cooking_vocab.strict_filtered.unsorted.lst"),
         verified="results/dataset/upstream-checksums.tsv",
-        lib=script_lib("kiddon_train"),
+        wordnet=config["resources"]["nltk_data"],
     output:
         model="results/kiddon/model.json",
         iterations="results/kiddon/iterations.parquet",
     params:
+        code=code_fingerprint("kiddon_train"),
         iterations=KIDDON["iterations"],
         settings={
             "ignore_words": KIDDON["ignore_words"],
@@ -36,16 +38,18 @@ rule kiddon_train:
 
 
 rule kiddon_segment:
+    "Segment the benchmark transcripts with the Kiddon model into key clips and tuples."
     input:
         model="results/kiddon/model.json",
         clips="results/dataset/clips.parquet",
-        lib=script_lib("kiddon_segment"),
+        wordnet=config["resources"]["nltk_data"],
     output:
         frames="results/kiddon/frames.parquet",
         keyclips="results/keyclips/kiddon.parquet",
         tuples="results/tuples/kiddon.parquet",
         first_frame="results/tuples/kiddon-first-frame.parquet",
     params:
+        code=code_fingerprint("kiddon_segment"),
         system="kiddon",
         first_frame_system="kiddon-first-frame",
     log:

@@ -22,11 +22,11 @@ REPORT_TARGETS = [
 
 
 rule report_tables:
+    "Tables 4 and 5 as report pages."
     input:
         table2="results/table2.csv",
         table4="results/table4_wide.csv",
         table5="results/table5_wide.csv",
-        lib=script_lib("report_tables"),
     output:
         table2=report("results/report/table2.html", caption=report_caption("table2"), category="Tables",
                       labels={"table": "Table 2", "content": "dataset statistics"}),
@@ -34,6 +34,8 @@ rule report_tables:
                       labels={"table": "Table 4", "content": "key clip selection"}),
         table5=report("results/report/table5.html", caption=report_caption("table5"), category="Tables",
                       labels={"table": "Table 5", "content": "procedure tuples"}),
+    params:
+        code=code_fingerprint("report_tables"),
     log:
         "logs/report/report_tables.log",
     conda:
@@ -44,15 +46,17 @@ rule report_tables:
 
 # The figures are copied so that the report flag lives here, next to the report's other entries.
 rule report_figure3:
+    "Figure 3 for the HTML report."
     input:
         verbs="results/figures/figure3_verbs.png",
         arguments="results/figures/figure3_arguments.png",
-        lib=script_lib("report_copy"),
     output:
         verbs=report("results/report/figure3_verbs.png", caption=report_caption("figure3"), category="Figures",
                      labels={"figure": "Figure 3", "field": "verbs"}),
         arguments=report("results/report/figure3_arguments.png", caption=report_caption("figure3"),
                          category="Figures", labels={"figure": "Figure 3", "field": "arguments"}),
+    params:
+        code=code_fingerprint("report_copy"),
     log:
         "logs/report/report_figure3.log",
     conda:
@@ -62,11 +66,11 @@ rule report_figure3:
 
 
 rule report_per_recipe:
+    "Per-recipe scores of every system for the report."
     input:
         clips="results/dataset/clips.parquet",
         keyclips=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),
         tuples=expand("results/tuples/{system}.parquet", system=tuple_systems()),
-        lib=script_lib("report_per_recipe"),
     output:
         table=report("results/report/per_recipe.csv", caption=report_caption("per_recipe_table"),
                      category="Per-recipe scores", labels={"what": "all scores (CSV)"}),
@@ -75,9 +79,10 @@ rule report_per_recipe:
         tuples=report("results/report/per_recipe_tuples.png", caption=report_caption("per_recipe_tuples"),
                       category="Per-recipe scores", labels={"what": "tuples F1 (oracle key clips)"}),
     params:
+        code=code_fingerprint("report_per_recipe"),
         keyclip_systems=keyclip_systems(),
         tuple_systems=tuple_systems(),
-        mode=REPORT["per_recipe_mode"],
+        per_recipe_mode=REPORT["per_recipe_mode"],
     threads: 2
     log:
         "logs/report/report_per_recipe.log",
@@ -90,16 +95,17 @@ rule report_per_recipe:
 
 
 rule report_errors_keyclips:
+    "Example key-clip errors of each system for the report."
     input:
         clips="results/dataset/clips.parquet",
         system="results/keyclips/{system}.parquet",
-        lib=script_lib("report_errors"),
     output:
         report("results/report/errors/keyclips/{system}.html", caption=report_caption("errors_keyclips"),
                category="Error analysis", subcategory="Key clips", labels={"system": "{system}"}),
     params:
+        code=code_fingerprint("report_errors"),
         kind="keyclips",
-        top=REPORT["top_errors"],
+        top_errors=REPORT["top_errors"],
         examples=REPORT["examples"],
     log:
         "logs/report/report_errors_keyclips/{system}.log",
@@ -110,16 +116,17 @@ rule report_errors_keyclips:
 
 
 rule report_errors_tuples:
+    "Example tuple errors of each system for the report."
     input:
         clips="results/dataset/clips.parquet",
         system="results/tuples/{system}.parquet",
-        lib=script_lib("report_errors"),
     output:
         report("results/report/errors/tuples/{system}.html", caption=report_caption("errors_tuples"),
                category="Error analysis", subcategory="Tuples", labels={"system": "{system}"}),
     params:
+        code=code_fingerprint("report_errors"),
         kind="tuples",
-        top=REPORT["top_errors"],
+        top_errors=REPORT["top_errors"],
         examples=REPORT["examples"],
     log:
         "logs/report/report_errors_tuples/{system}.log",
@@ -130,5 +137,6 @@ rule report_errors_tuples:
 
 
 rule report_all:
+    "Everything the HTML report shows (snakemake --report)."
     input:
         REPORT_TARGETS,

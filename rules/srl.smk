@@ -14,13 +14,14 @@ wildcard_constraints:
 
 
 rule srl_corpus:
+    "Span-SRL training corpus rebuilt from PropBank on the EWT treebank (official split)."
     input:
         root=SRL["propbank_ewt_dir"],
-        lib=script_lib("srl_corpus"),
     output:
         corpus="results/srl/corpus/ewt.parquet",
         report="results/srl/corpus/alignment.txt",
     params:
+        code=code_fingerprint("srl_corpus"),
         min_pos_agreement=SRL["min_pos_agreement"],
     log:
         "logs/srl/srl_corpus.log",
@@ -31,22 +32,23 @@ rule srl_corpus:
 
 
 rule train_srl:
+    "Train the BIO SRL tagger on the frozen word encoder; EWT dev/test scores."
     input:
         corpus="results/srl/corpus/ewt.parquet",
-        lib=script_lib("srl_train"),
     output:
         model="results/srl/model/tagger.pt",
         scores="results/srl/model/ewt_scores.tsv",
         history="results/srl/model/training.json",
     params:
+        code=code_fingerprint("srl_train"),
         encoder=SRL["encoder"],
         epochs=SRL["epochs"],
-        average=SRL["average_checkpoints"],
+        average_checkpoints=SRL["average_checkpoints"],
         ensemble=SRL["ensemble"],
         batch_size=SRL["batch_size"],
-        lr=SRL["learning_rate"],
+        learning_rate=SRL["learning_rate"],
         hidden=SRL["hidden"],
-        proj=SRL["projection"],
+        projection=SRL["projection"],
         dropout=SRL["dropout"],
         max_train_words=SRL["max_train_words"],
         seed=SRL["seed"],
@@ -68,13 +70,15 @@ rule train_srl:
 
 
 rule srl_parse_tagger:
+    "Label every benchmark sentence with the trained SRL tagger."
     input:
         clips="results/dataset/clips.parquet",
         model="results/srl/model/tagger.pt",
-        lib=script_lib("srl_parse"),
+        wordnet=config["resources"]["nltk_data"],
     output:
         frames="results/srl/tagger.parquet",
     params:
+        code=code_fingerprint("srl_parse"),
         backend="tagger",
         device=SRL["device"],
         predicate_tags=SRL["predicate_tags"],
@@ -94,12 +98,14 @@ rule srl_parse_tagger:
 
 
 rule srl_parse_spacy:
+    "Label every benchmark sentence with the spaCy dependency-based SRL."
     input:
         clips="results/dataset/clips.parquet",
-        lib=script_lib("srl_parse"),
+        wordnet=config["resources"]["nltk_data"],
     output:
         frames="results/srl/spacy.parquet",
     params:
+        code=code_fingerprint("srl_parse"),
         backend="spacy",
         device="cpu",
         predicate_tags=SRL["predicate_tags"],
@@ -114,13 +120,15 @@ rule srl_parse_spacy:
 
 
 rule srl_import_allennlp:
+    "Import AllenNLP SRL predictor output produced elsewhere."
     input:
         clips="results/dataset/clips.parquet",
         json=SRL["allennlp_json"],
-        lib=script_lib("srl_parse"),
+        wordnet=config["resources"]["nltk_data"],
     output:
         frames="results/srl/allennlp.parquet",
     params:
+        code=code_fingerprint("srl_parse"),
         backend="allennlp",
         device="cpu",
         predicate_tags=SRL["predicate_tags"],
@@ -133,14 +141,16 @@ rule srl_import_allennlp:
 
 
 rule srl_systems_noheur:
+    "SRL without the paper's heuristics: key clips and tuples per backend."
     input:
         frames="results/srl/{srl_backend}.parquet",
         clips="results/dataset/clips.parquet",
-        lib=script_lib("srl_systems"),
+        wordnet=config["resources"]["nltk_data"],
     output:
         keyclips="results/keyclips/srl-noheur-{srl_backend}.parquet",
         tuples="results/tuples/srl-noheur-{srl_backend}.parquet",
     params:
+        code=code_fingerprint("srl_systems"),
         system="srl-noheur-{srl_backend}",
         heuristics=False,
         verb_form=SRL["noheur_verb_form"],
@@ -153,15 +163,17 @@ rule srl_systems_noheur:
 
 
 rule srl_systems_heur:
+    "SRL with the paper's heuristics: key clips and tuples per backend."
     input:
         frames="results/srl/{srl_backend}.parquet",
         clips="results/dataset/clips.parquet",
         lexicon=SRL_LEXICON,
-        lib=script_lib("srl_systems"),
+        wordnet=config["resources"]["nltk_data"],
     output:
         keyclips="results/keyclips/srl-heur-{srl_backend}.parquet",
         tuples="results/tuples/srl-heur-{srl_backend}.parquet",
     params:
+        code=code_fingerprint("srl_systems"),
         system="srl-heur-{srl_backend}",
         heuristics=True,
         verb_form="lemma",
@@ -174,16 +186,18 @@ rule srl_systems_heur:
 
 
 rule srl_systems_heurlex:
+    "SRL with heuristics and the rebuilt cooking lexicon."
     # SRL w/ heuristics with the rebuilt lexicon: the lexicon's effect on Tables 4 and 5.
     input:
         frames="results/srl/{srl_backend}.parquet",
         clips="results/dataset/clips.parquet",
         lexicon="results/lexicon/rebuilt.lst",
-        lib=script_lib("srl_systems"),
+        wordnet=config["resources"]["nltk_data"],
     output:
         keyclips="results/keyclips/srl-heurlex-{srl_backend}.parquet",
         tuples="results/tuples/srl-heurlex-{srl_backend}.parquet",
     params:
+        code=code_fingerprint("srl_systems"),
         system="srl-heurlex-{srl_backend}",
         heuristics=True,
         verb_form="lemma",
@@ -196,13 +210,15 @@ rule srl_systems_heurlex:
 
 
 rule srl_agreement:
+    "Per-clip agreement of our SRL-with-heuristics verbs with upstream's SRL output."
     # Per-clip agreement of our SRL w/ heuristics verbs with upstream's srl_pred.json.
     input:
         ours="results/tuples/srl-heur-{srl_backend}.parquet",
         upstream="results/tuples/upstream-srl-heur.parquet",
-        lib=script_lib("srl_agreement"),
     output:
         "results/srl/agreement-{srl_backend}.tsv",
+    params:
+        code=code_fingerprint("srl_agreement"),
     log:
         "logs/srl/srl_agreement-{srl_backend}.log",
     conda:
@@ -212,17 +228,19 @@ rule srl_agreement:
 
 
 rule lexicon_rebuild:
+    "Rebuild the cooking lexicon from the captions of the non-benchmark videos."
     input:
         captions=upstream("youcook2/split"),
         clips="results/dataset/clips.parquet",
         upstream_lexicon=upstream(SRL["upstream_lexicon"]),
-        lib=script_lib("lexicon_rebuild"),
+        wordnet=config["resources"]["nltk_data"],
     output:
         lexicon="results/lexicon/rebuilt.lst",
         counts="results/lexicon/first_word_counts.tsv",
         overlap="results/lexicon/overlap.tsv",
     params:
-        min_count=SRL["lexicon_min_count"],
+        code=code_fingerprint("lexicon_rebuild"),
+        lexicon_min_count=SRL["lexicon_min_count"],
     log:
         "logs/srl/lexicon_rebuild.log",
     conda:

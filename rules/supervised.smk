@@ -23,8 +23,8 @@ SUP_TUPLE_SENTENCES = (dict(text=TEXT_FEATURES)
                        if SUP_VERB_CLF["enabled"] and SUP_VERB_CLF["sentence_vectors"] else {})
 
 
-# The keyclips_finetune script on the supervised classifier's own encoder (on 2 CPU cores, 64 min
-# and 9.2 GB for all 12 of all-mpnet-base-v2's layers; a GPU when keyclips.device asks for one).
+# The keyclips_finetune script on the supervised classifier's own encoder (a GPU when keyclips.device
+# asks for one; resources sized from docs/benchmarks.md's measurements).
 use rule keyclips_finetune as supervised_finetune with:
     output:
         vectors=f"{SUP_ENCODER_TUNED}.parquet",
@@ -44,6 +44,7 @@ use rule keyclips_finetune as supervised_finetune with:
 
 
 rule supervised_keyclips:
+    "Supervised key-clip classifier (logistic regression blended with the tuned encoder's head), out-of-fold."
     input:
         clips="results/dataset/clips.parquet",
         folds="results/keyclips/folds.parquet",
@@ -52,11 +53,12 @@ rule supervised_keyclips:
         srl=SUP_SRL,
         lexicon=SUP_LEXICON,
         tsm=config["keyclips"]["tsm_aligned"],
-        lib=script_lib("supervised_keyclips"),
+        wordnet=config["resources"]["nltk_data"],
     output:
         keyclips="results/keyclips/supervised.parquet",
         info="results/supervised/keyclips.json",
     params:
+        code=code_fingerprint("supervised_keyclips"),
         system="supervised",
         **SUP["keyclips"],
     # liblinear is single-threaded; CPU only (no gpu resource: nothing runs on an accelerator).
@@ -69,12 +71,13 @@ rule supervised_keyclips:
     benchmark:
         "benchmarks/supervised/keyclips.tsv"
     conda:
-        "../envs/torch.yaml"
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/supervised_keyclips.py"
 
 
 rule supervised_tuples:
+    "Supervised verb and argument extraction from SRL candidates, out-of-fold."
     input:
         clips="results/dataset/clips.parquet",
         folds="results/keyclips/folds.parquet",
@@ -82,11 +85,12 @@ rule supervised_tuples:
         lexicon=SUP_LEXICON,
         tsm=config["keyclips"]["tsm_aligned"],
         **SUP_TUPLE_SENTENCES,
-        lib=script_lib("supervised_tuples"),
+        wordnet=config["resources"]["nltk_data"],
     output:
         tuples="results/tuples/supervised.parquet",
         info="results/supervised/tuples.json",
     params:
+        code=code_fingerprint("supervised_tuples"),
         system="supervised",
         model=SUP["tuples"],
     threads: 1
@@ -98,8 +102,7 @@ rule supervised_tuples:
     benchmark:
         "benchmarks/supervised/tuples.tsv"
     conda:
-        # Reading the sentence vectors goes through cookproc.text_features (the encoder's module).
-        "../envs/torch.yaml"
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/supervised_tuples.py"
 
@@ -107,17 +110,19 @@ rule supervised_tuples:
 # Tables 4/5 of the supervised systems beside the paper's (oracle, the paper's predicted key clips
 # and our own), and the split of the gains over SRL w/ heuristics by presence in the sentence.
 rule supervised_evaluate:
+    "Error analysis of the supervised systems against the baselines."
     input:
         clips="results/dataset/clips.parquet",
         keyclips=["results/keyclips/supervised.parquet", "results/keyclips/upstream-neural.parquet",
                   "results/keyclips/upstream-srl-heur.parquet"],
         tuples=["results/tuples/supervised.parquet", "results/tuples/upstream-srl-heur.parquet"],
-        lib=script_lib("supervised_evaluate"),
+        wordnet=config["resources"]["nltk_data"],
     output:
         table4="results/supervised/table4.csv",
         table5="results/supervised/table5.csv",
         gains="results/supervised/gains_by_presence.csv",
     params:
+        code=code_fingerprint("supervised_evaluate"),
         keyclip_names=["supervised", "upstream-neural", "upstream-srl-heur"],
         tuple_names=["supervised", "upstream-srl-heur"],
         predicted_keyclips=["supervised", "upstream-neural"],

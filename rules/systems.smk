@@ -2,12 +2,14 @@
 
 
 rule import_upstream_neural:
+    "Import upstream's neural key-clip predictions."
     input:
         tsv=upstream("youcook2/reviewed_0812.attach_key_sent_selection.tsv"),
         clips="results/dataset/clips.parquet",
-        lib=script_lib("import_upstream_neural"),
     output:
         "results/keyclips/upstream-neural.parquet",
+    params:
+        code=code_fingerprint("import_upstream_neural"),
     log:
         "logs/systems/import_upstream_neural.log",
     conda:
@@ -17,13 +19,15 @@ rule import_upstream_neural:
 
 
 rule import_upstream_srl:
+    "Import upstream's SRL-with-heuristics key clips and tuples."
     input:
         json=upstream("youcook2/srl_pred.json"),
         clips="results/dataset/clips.parquet",
-        lib=script_lib("import_upstream_srl"),
     output:
         keyclips="results/keyclips/upstream-srl-heur.parquet",
         tuples="results/tuples/upstream-srl-heur.parquet",
+    params:
+        code=code_fingerprint("import_upstream_srl"),
     log:
         "logs/systems/import_upstream_srl.log",
     conda:
@@ -33,13 +37,14 @@ rule import_upstream_srl:
 
 
 rule import_user_keyclips:
+    "Import a user-supplied key-clip system from data/systems."
     input:
         system=user_keyclips_file,
         clips="results/dataset/clips.parquet",
-        lib=script_lib("import_user_system"),
     output:
         "results/keyclips/user-{user}.parquet",
     params:
+        code=code_fingerprint("import_user_system"),
         kind="keyclips",
     log:
         "logs/systems/import_user_keyclips/{user}.log",
@@ -50,13 +55,14 @@ rule import_user_keyclips:
 
 
 rule import_user_tuples:
+    "Import a user-supplied tuple system from data/systems."
     input:
         system=user_tuples_file,
         clips="results/dataset/clips.parquet",
-        lib=script_lib("import_user_system"),
     output:
         "results/tuples/user-{user}.parquet",
     params:
+        code=code_fingerprint("import_user_system"),
         kind="tuples",
     log:
         "logs/systems/import_user_tuples/{user}.log",

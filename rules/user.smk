@@ -1,22 +1,24 @@
 # Procedures from a user's own video: data/user/<name>.{vtt,srt,txt} (+ optional <name>.mp4) ->
 # results/procedures/<name>.json and .md (clips with times, key flags and procedure tuples).
 
-USER_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
-
 
 rule user_procedures:
+    "Extract the procedure of a user's transcript or subtitles (JSON and Markdown)."
     input:
         subtitles=user_subtitles,
         video=user_video,
         lexicon=user_lexicon(),
         tagger=[USER["tagger_model"]] if USER["srl_backend"] == "tagger" and USER["tagger_model"] else [],
-        lib=script_lib("procedures_extract"),
+        wordnet=config["resources"]["nltk_data"],
     output:
         json="results/procedures/{name}.json",
         markdown="results/procedures/{name}.md",
     wildcard_constraints:
-        name=USER_NAME,
+        # Any single path component: user_subtitles checks the name and says what is allowed (a
+        # tighter constraint here would only give "No rule to produce ...").
+        name=r"[^/]+",
     params:
+        code=code_fingerprint("procedures_extract"),
         segmentation=USER["segmentation"],
         max_clip_s=USER["max_clip_s"],
         drop_sound_tags=USER["drop_sound_tags"],

@@ -14,12 +14,13 @@ wildcard_constraints:
 
 
 checkpoint video_list:
+    "List the local videos that the video rules will process."
     input:
         clips="results/dataset/clips.parquet",
-        lib=script_lib("video_list"),
     output:
         "results/visual/videos.txt",
     params:
+        code=code_fingerprint("video_list"),
         video_ids=VISUAL["video_ids"],
     log:
         "logs/video/video_list.log",
@@ -30,18 +31,19 @@ checkpoint video_list:
 
 
 rule video_frame_features:
+    "ResNet-50 frame features of one local video."
     input:
         clips="results/dataset/clips.parquet",
         video=local_video,
         checkpoint=configured_file(VISUAL["resnet"]["checkpoint"]),
-        lib=script_lib("video_frame_features"),
     output:
         features="results/features/frames/videos/{video_id}.parquet",
         status="results/features/frames/videos/{video_id}.status.tsv",
     params:
+        code=code_fingerprint("video_frame_features"),
         videos_dir=VISUAL["videos_dir"],
-        extensions=VISUAL["video_extensions"],
-        skip_bad=VISUAL["skip_bad_videos"],
+        video_extensions=VISUAL["video_extensions"],
+        skip_bad_videos=VISUAL["skip_bad_videos"],
         device=VISUAL["device"],
         checkpoint=VISUAL["resnet"]["checkpoint"],
         frames_per_clip=VISUAL["resnet"]["frames_per_clip"],
@@ -64,14 +66,15 @@ rule video_frame_features:
 
 
 rule video_frame_features_gather:
+    "Gather every video's frame features into one Parquet."
     input:
         parts=per_listed_video("results/features/frames/videos/{video_id}.parquet"),
         statuses=per_listed_video("results/features/frames/videos/{video_id}.status.tsv"),
-        lib=script_lib("video_gather"),
     output:
         table="results/features/frames/resnet50.parquet",
         skipped="results/features/frames/resnet50.skipped.tsv",
     params:
+        code=code_fingerprint("video_gather"),
         kind="frame_features",
     log:
         "logs/video/video_frame_features_gather.log",
@@ -82,19 +85,20 @@ rule video_frame_features_gather:
 
 
 rule video_tsm:
+    "TSM action recognition on 5-second segments of one local video."
     input:
         video=local_video,
         checkpoint=configured_file(VISUAL["tsm"]["checkpoint"]),
         verb_classes=upstream("youcook2/EPIC_verb_classes.csv"),
         noun_classes=upstream("youcook2/EPIC_noun_classes.csv"),
-        lib=script_lib("video_tsm"),
     output:
         segments="results/visual/tsm/videos/{video_id}.parquet",
         status="results/visual/tsm/videos/{video_id}.status.tsv",
     params:
+        code=code_fingerprint("video_tsm"),
         videos_dir=VISUAL["videos_dir"],
-        extensions=VISUAL["video_extensions"],
-        skip_bad=VISUAL["skip_bad_videos"],
+        video_extensions=VISUAL["video_extensions"],
+        skip_bad_videos=VISUAL["skip_bad_videos"],
         device=VISUAL["device"],
         checkpoint=VISUAL["tsm"]["checkpoint"],
         segment_count=VISUAL["tsm"]["segment_count"],
@@ -119,14 +123,15 @@ rule video_tsm:
 
 
 rule video_tsm_gather:
+    "Gather every video's TSM predictions into one Parquet."
     input:
         parts=per_listed_video("results/visual/tsm/videos/{video_id}.parquet"),
         statuses=per_listed_video("results/visual/tsm/videos/{video_id}.status.tsv"),
-        lib=script_lib("video_gather"),
     output:
         table="results/visual/tsm/tsm.parquet",
         skipped="results/visual/tsm/tsm.skipped.tsv",
     params:
+        code=code_fingerprint("video_gather"),
         kind="tsm_segments",
     log:
         "logs/video/video_tsm_gather.log",
@@ -137,15 +142,17 @@ rule video_tsm_gather:
 
 
 rule video_import_upstream_tsm:
+    "Import upstream's TSM predictions (the stand-in for the YouCook2 videos)."
     input:
         manifest=upstream("youcook2/clip_manifest_10s.txt"),
         predictions=upstream("youcook2/clip_prediction_5s.txt"),
         verb_classes=upstream("youcook2/EPIC_verb_classes.csv"),
         noun_classes=upstream("youcook2/EPIC_noun_classes.csv"),
         verified="results/dataset/upstream-checksums.tsv",
-        lib=script_lib("video_import_upstream_tsm"),
     output:
         "results/visual/tsm/upstream.parquet",
+    params:
+        code=code_fingerprint("video_import_upstream_tsm"),
     log:
         "logs/video/video_import_upstream_tsm.log",
     conda:
@@ -155,13 +162,14 @@ rule video_import_upstream_tsm:
 
 
 rule video_align:
+    "Align TSM segments to benchmark clips."
     input:
         clips="results/dataset/clips.parquet",
         segments="results/visual/tsm/{source}.parquet",
-        lib=script_lib("video_align"),
     output:
         "results/visual/aligned/{source}.parquet",
     params:
+        code=code_fingerprint("video_align"),
         timing="clips",
     log:
         "logs/video/video_align/{source}.log",
@@ -173,14 +181,15 @@ rule video_align:
 
 # The paper variant aligns with the clip times upstream computed (its TimeStamp parsing included).
 rule video_align_paper:
+    "Align TSM segments to clips with upstream's timestamp parsing."
     input:
         clips="results/dataset/clips.parquet",
         segments="results/visual/tsm/{source}.parquet",
         csv=upstream("youcook2/reviewed_0812.csv"),
-        lib=script_lib("video_align"),
     output:
         "results/visual/aligned/{source}.paper.parquet",
     params:
+        code=code_fingerprint("video_align"),
         timing="upstream",
     log:
         "logs/video/video_align_paper/{source}.log",
@@ -191,18 +200,20 @@ rule video_align_paper:
 
 
 rule video_tuples_paper:
+    "Visual-only and fusion tuples by upstream's procedure."
     input:
         clips="results/dataset/clips.parquet",
         aligned="results/visual/aligned/{source}.paper.parquet",
         utterance=f"results/tuples/{VISUAL['utterance_system']}.parquet",
         verb_classes=upstream("youcook2/EPIC_verb_classes.csv"),
         noun_classes=upstream("youcook2/EPIC_noun_classes.csv"),
-        lib=script_lib("video_tuples"),
+        wordnet=config["resources"]["nltk_data"],
     output:
         visual="results/tuples/visual-{source}-paper.parquet",
         naive="results/tuples/fusion-naive-{source}-paper.parquet",
         oracle="results/tuples/fusion-oracle-{source}-paper.parquet",
     params:
+        code=code_fingerprint("video_tuples"),
         source="{source}",
         variant="paper",
         tie_key=VISUAL["paper"]["tie_key"],
@@ -216,18 +227,20 @@ rule video_tuples_paper:
 
 
 rule video_tuples_corrected:
+    "Visual-only and fusion tuples by the corrected procedure."
     input:
         clips="results/dataset/clips.parquet",
         aligned="results/visual/aligned/{source}.parquet",
         utterance=f"results/tuples/{VISUAL['utterance_system']}.parquet",
         verb_classes=upstream("youcook2/EPIC_verb_classes.csv"),
         noun_classes=upstream("youcook2/EPIC_noun_classes.csv"),
-        lib=script_lib("video_tuples"),
+        wordnet=config["resources"]["nltk_data"],
     output:
         visual="results/tuples/visual-{source}-corrected.parquet",
         naive="results/tuples/fusion-naive-{source}-corrected.parquet",
         oracle="results/tuples/fusion-oracle-{source}-corrected.parquet",
     params:
+        code=code_fingerprint("video_tuples"),
         source="{source}",
         variant="corrected",
         drop_nouns=VISUAL["corrected"]["drop_nouns"],
@@ -243,6 +256,7 @@ rule video_tuples_corrected:
 
 
 rule visual_all:
+    "Every visual and fusion system."
     input:
         expand("results/tuples/{kind}-{source}-{variant}.parquet", kind=list(VISUAL_KINDS.values()),
                source=VISUAL["sources"], variant=VISUAL["variants"]),

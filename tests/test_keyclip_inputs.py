@@ -8,15 +8,17 @@ import pyarrow as pa
 import pytest
 import torch
 
-from cookproc.errors import InputError
-from cookproc.models.crossval import cross_validate, keyclips_table, run_neural, text_inputs
-from cookproc.models.data import context_features, frame_sets, layout_features, read_clips, shift_rows, tsm_sets
-from cookproc.models.folds import clip_folds, make_folds
-from cookproc.models.lexical import build_vocabulary, terms, token_matrix
-from cookproc.models.summary import seed_summary
-from cookproc.models.tfidf import tfidf_fit_predict
-from cookproc.models.train import TrainConfig
-from cookproc.schemas import ALIGNED_SEGMENTS, KEYCLIPS, write_parquet
+from cookproc.core.errors import InputError
+from cookproc.keyclips.crossval import cross_validate, keyclips_table
+from cookproc.keyclips.folds import clip_folds, make_folds
+from cookproc.keyclips.inputs import (context_features, frame_sets, layout_features, read_clips_parquet, shift_rows,
+                                      text_inputs, tsm_sets)
+from cookproc.keyclips.lexical import build_vocabulary, terms, token_matrix
+from cookproc.keyclips.neural import run_neural
+from cookproc.keyclips.summary import seed_summary
+from cookproc.keyclips.tfidf import tfidf_fit_predict
+from cookproc.keyclips.train import KeyClipTrainConfig
+from cookproc.core.schemas import ALIGNED_SEGMENTS, KEYCLIPS, write_parquet
 
 torch.set_num_threads(1)
 
@@ -41,15 +43,15 @@ def _write_clips(path, df):
 def test_read_clips_sorts_and_refuses_duplicates(tmp_path):
     df = _clips_df()
     _write_clips(tmp_path / "c.parquet", df.iloc[::-1])
-    clips = read_clips(tmp_path / "c.parquet")
+    clips = read_clips_parquet(tmp_path / "c.parquet")
     assert list(zip(clips.video_id, clips.clip_idx))[:3] == [("v1", 0), ("v1", 1), ("v1", 2)]
     _write_clips(tmp_path / "d.parquet", pd.concat([df, df.iloc[[4]]]))
     with pytest.raises(InputError, match=r"clip \(v2, 1\) appears more than once"):
-        read_clips(tmp_path / "d.parquet")
+        read_clips_parquet(tmp_path / "d.parquet")
     import pyarrow.parquet as pq
     pq.write_table(pa.Table.from_pandas(df.drop(columns="sentence"), preserve_index=False), tmp_path / "e.parquet")
     with pytest.raises(InputError, match="missing columns"):
-        read_clips(tmp_path / "e.parquet")
+        read_clips_parquet(tmp_path / "e.parquet")
 
 
 def test_context_features_stop_at_video_boundaries():
@@ -162,7 +164,7 @@ def test_cross_validated_neural_run_on_a_tiny_fixture_is_good_and_bit_identical(
     rng = np.random.default_rng(1)
     text = rng.normal(size=(len(clips), 8)).astype(np.float32)  # uninformative: words carry the signal
     # Few batches per epoch here, so many epochs.
-    cfg = TrainConfig(dim=8, hidden=8, dropout=0.1, lr=1e-2, batch_size=32, max_epochs=100, patience=20)
+    cfg = KeyClipTrainConfig(dim=8, hidden=8, dropout=0.1, lr=1e-2, batch_size=32, max_epochs=100, patience=20)
     if source == "frames":
         _write_frames(tmp_path / "frames.parquet", clips, dim=16, frames=3)
         visual = frame_sets(tmp_path / "frames.parquet", clips, max_set=3)

@@ -3,9 +3,10 @@ import numpy as np
 import pytest
 import torch
 
-from cookproc.models.data import VisualSets
-from cookproc.models.keyclip_net import KeyClipNet, masked_attention, outer_fusion
-from cookproc.models.train import ClipInputs, TrainConfig, best_threshold, predict, train_model
+from cookproc.keyclips.inputs import VisualSets
+from cookproc.keyclips.net import KeyClipNet, masked_attention, outer_fusion
+from cookproc.keyclips.thresholds import best_threshold
+from cookproc.keyclips.train import ClipInputs, KeyClipTrainConfig, predict, train_model
 
 torch.set_num_threads(1)
 
@@ -98,7 +99,7 @@ def test_f1_accuracy_threshold_trades_a_little_f1_for_accuracy():
 
 
 def test_calibrated_thresholds_follow_the_platt_probabilities():
-    from cookproc.models.train import platt_scaling
+    from cookproc.keyclips.thresholds import platt_scaling
 
     rng = np.random.default_rng(0)
     true_p = rng.uniform(0.01, 0.99, 40000)
@@ -142,7 +143,8 @@ def _toy(n=240, seed=0):
     return text, VisualSets(vectors, index), labels
 
 
-CFG = TrainConfig(dim=8, hidden=8, dropout=0.1, lr=1e-2, batch_size=32, max_epochs=25, patience=5, lexical=False)
+CFG = KeyClipTrainConfig(dim=8, hidden=8, dropout=0.1, lr=1e-2, batch_size=32, max_epochs=25, patience=5,
+                         lexical=False)
 
 
 @pytest.mark.parametrize("variant", ["text", "visual", "full"])

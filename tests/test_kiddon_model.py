@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cookproc.errors import InputError
-from cookproc.kiddon.corpus import read_lexicon, read_transcripts
+from cookproc.core.errors import InputError
+from cookproc.kiddon.corpus import read_lexicon_words, read_transcripts
 from cookproc.kiddon.model import Model, bigram_events, m_step
 from cookproc.kiddon.segmenter import Segmenter, Settings, corpus_sentences, train
 
@@ -112,7 +112,7 @@ def test_recorded_iterations_after_a_fixed_point_are_exact():
 def test_hard_em_objective_never_decreases_on_real_transcripts(mirror):
     youcook2 = mirror / "youcook2"
     documents = read_transcripts(youcook2 / "transcript")[:80]
-    lexicon = read_lexicon(youcook2 / "1.2.cooking_vocab.strict_filtered.unsorted.lst")
+    lexicon = read_lexicon_words(youcook2 / "1.2.cooking_vocab.strict_filtered.unsorted.lst")
     from cookproc.wordnet import has_verb_synset
 
     _, history = train(corpus_sentences(documents), lexicon, has_verb_synset, iterations=15)

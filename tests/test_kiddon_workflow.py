@@ -5,7 +5,7 @@ import pytest
 from cookproc.kiddon.corpus import ITERATIONS
 from cookproc.kiddon.model import Model
 from cookproc.kiddon.outputs import FRAMES
-from cookproc.schemas import KEYCLIPS, TUPLES, read_parquet
+from cookproc.core.schemas import KEYCLIPS, TUPLES, read_parquet
 from fixtures import make_workdir, n_clips, run_snakemake, write_tiny_upstream
 
 pytestmark = pytest.mark.slow

@@ -1,13 +1,18 @@
-"""Procedures from a user's subtitles: the extractor interface, the outputs, the workflow target."""
+"""Procedures from a user's subtitles: clip cutting, the extractor interface, the procedure
+document and its schema, the workflow target."""
+import copy
 import json
 from fractions import Fraction
 
+import jsonschema
 import pytest
 
-from cookproc.procedures import (ClipExtraction, ProcedureTuple, frames_to_extraction, make_extractor,
-                                 procedure_document, to_markdown, video_info)
+from cookproc.procedures import (DOCUMENT_SCHEMA, MODELS, ClipExtraction, DocumentError, ProcedureSettings,
+                                 ProcedureTuple, frames_to_extraction, make_extractor, parse_model,
+                                 procedure_document, procedure_documents, to_json, to_markdown, video_info,
+                                 write_procedure)
 from cookproc.srl.frames import Chunk
-from cookproc.subtitles import Clip
+from cookproc.subtitles import Clip, SubtitleError, read_clips_and_segmentation
 from fixtures import make_workdir, run_snakemake
 
 LEXICON = frozenset({"chop", "add", "stir", "heat"})
@@ -73,22 +78,161 @@ def test_extractor_lowercases_and_checks_its_backend():
         broken.extract(["one"])
 
 
-def test_document_and_markdown():
+def test_extractor_labels_in_chunks_and_reports_progress():
+    calls, reported = [], []
+
+    def labeller(texts):
+        calls.append(len(texts))
+        return [[frame(("V", "add"), ("ARG1", t))] for t in texts]
+
+    extractor = make_extractor("srl", labeller=labeller)
+    out = extractor.extract([f"add {i}" for i in range(600)], progress=lambda done, total: reported.append((done, total)))
+    assert calls == [256, 256, 88] and reported == [(256, 600), (256, 600), (88, 600)]
+    assert [e.args for e in out[:2]] == [["add 0"], ["add 1"]] and out[-1].args == ["add 599"]
+    assert all(e.key_probability is None for e in out)  # SRL decides by rule: no probability
+
+
+def test_model_names():
+    assert parse_model("srl-heur-spacy") == ("srl-heur", "spacy") and parse_model("srl-tagger") == ("srl", "tagger")
+    assert set(MODELS) == {"srl-heur-spacy", "srl-heur-tagger", "srl-spacy", "srl-tagger"}
+    # No trained key-clip model is deployed: a path is refused, not run by something else.
+    with pytest.raises(ValueError, match="loading a trained model is not supported yet"):
+        parse_model("results/models/keyclips.pt")
+    with pytest.raises(ValueError, match="--model 'neural': unknown model; expected one of srl-heur-spacy"):
+        parse_model("neural")
+
+
+SETTINGS = {"segmentation": "auto", "max_clip_s": 15.0, "drop_sound_tags": True, "srl_backend": "spacy",
+            "tagger_model": None, "lowercase": True, "lexicon": "lexicon.lst", "lexicon_size": 4}
+
+
+def soup_document():
     clips = [Clip(0.0, 4.0, "Hi, I'm *Sam*.", [3]), Clip(4.0, None, "Chop the onions_finely | fast.", [7])]
     exts = [ClipExtraction(False, None, [], []),
             ClipExtraction(True, 0.75, ["chop"], ["the onions"], [ProcedureTuple("chop", ("the onions",))])]
-    doc = procedure_document("soup", clips, exts, source="data/user/soup.srt", video=None, extractor="srl-heur-spacy",
-                             settings={"segmentation": "sentence"})
-    assert doc["n_clips"] == 2 and doc["n_key_clips"] == 1
+    return clips, exts, procedure_document("soup", clips, exts, source="data/user/soup.srt", video=None,
+                                           extractor="srl-heur-spacy", settings=SETTINGS, segmentation="sentence")
+
+
+def test_document_and_markdown():
+    clips, exts, doc = soup_document()
+    assert doc["n_clips"] == 2 and doc["n_key_clips"] == 1 and doc["timed"] and doc["segmentation"] == "sentence"
     assert doc["clips"][1] == {
         "clip_idx": 1, "start_s": 4.0, "end_s": None, "start": "00:00:04.0", "end": "--",
-        "sentence": "Chop the onions_finely | fast.", "source_lines": [7], "is_key": True, "key_score": 0.75,
-        "verbs": ["chop"], "args": ["the onions"], "tuples": [{"verb": "chop", "args": ["the onions"]}]}
+        "sentence": "Chop the onions_finely | fast.", "source_lines": [7], "is_key": True, "key_probability": None,
+        "key_score": 0.75, "verbs": ["chop"], "args": ["the onions"],
+        "tuples": [{"verb": "chop", "args": ["the onions"]}]}
     md = to_markdown(doc)
     assert "1. **00:00:04.0–end** chop (the onions) (key score 0.75)" in md
     assert "*Chop the onions\\_finely \\| fast.*" in md and "Sam" not in md  # only key clips are steps
     with pytest.raises(ValueError, match="2 clips but 1 extractions"):
-        procedure_document("x", clips, exts[:1], source="", video=None, extractor="", settings={})
+        procedure_document("x", clips, exts[:1], source="", video=None, extractor="", settings={},
+                           segmentation="cue")
+    # A key probability, when an extractor has one, is what the step shows.
+    exts[1] = ClipExtraction(True, 0.75, ["chop"], [], [ProcedureTuple("chop", ())], key_probability=0.875)
+    doc = procedure_document("soup", clips, exts, source="s.srt", video=None, extractor="x", settings=SETTINGS,
+                             segmentation="sentence")
+    assert "chop (key probability 0.88)" in to_markdown(doc)
+
+
+def test_the_schema_is_valid_and_every_document_follows_it():
+    schema = json.loads(DOCUMENT_SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    _, _, doc = soup_document()
+    jsonschema.validate(json.loads(to_json(doc)), schema)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["clips"][0].update(key_probability=1.5), r"at clips/0/key_probability: 1\.5 is greater than"),
+    (lambda d: d["clips"][1].pop("tuples"), r"at clips/1: 'tuples' is a required property"),
+    (lambda d: d.update(extra=1), r"Additional properties are not allowed \('extra'"),
+    (lambda d: d["clips"][1].update(start_s=-1.0), r"at clips/1/start_s: -1\.0 is less than the minimum"),
+    (lambda d: d.update(n_key_clips=2), r"n_key_clips is 2 but 1 clips are key"),
+    (lambda d: d["clips"][1].update(start_s=None), r"clips/1: start_s None in a document with timed=True"),
+    (lambda d: d["clips"].reverse(), r"clips/0 has clip_idx 1"),
+])
+def test_a_document_against_the_schema_is_never_written(tmp_path, change, message):
+    _, _, doc = soup_document()
+    bad = copy.deepcopy(doc)
+    change(bad)
+    for fmt in ("json", "md"):
+        out = tmp_path / f"soup.{fmt}"
+        with pytest.raises(DocumentError, match=message):
+            write_procedure(bad, out, fmt)
+        assert not out.exists() and list(tmp_path.iterdir()) == []  # no temporary file left either
+    write_procedure(doc, tmp_path / "soup.json", "json")
+    assert json.loads((tmp_path / "soup.json").read_text(encoding="utf-8")) == doc
+
+
+# ----------------------------------------------------------------------------- clip cutting
+PANCAKE_CUES = ["so today we are making pancakes", "first whisk the eggs and the milk in a bowl",
+                "then add the flour and a pinch of salt", "mix everything until smooth", "heat a pan over medium heat",
+                "melt some butter in the pan", "pour a ladle of batter into the pan", "cook it for two minutes",
+                "flip the pancake and cook the other side", "serve with maple syrup"]
+
+
+def srt(cues, seconds=4):
+    return "\n".join(f"{i + 1}\n00:00:{i * seconds:02d},000 --> 00:00:{(i + 1) * seconds:02d},000\n{text}\n"
+                     for i, text in enumerate(cues))
+
+
+def test_unpunctuated_captions_are_one_clip_per_cue(tmp_path):
+    # The issue's case: an ASR-style .srt of a pancake recipe, 10 cues without punctuation.
+    path = tmp_path / "pancakes.srt"
+    path.write_text(srt(PANCAKE_CUES), encoding="utf-8")
+    clips, used = read_clips_and_segmentation(path)
+    assert used == "cue" and [c.sentence for c in clips] == PANCAKE_CUES
+    assert [(c.start_s, c.end_s) for c in clips] == [(4.0 * i, 4.0 * i + 4) for i in range(10)]
+    # The old behaviour stays available: sentence segmentation merges them into 15-second runs.
+    clips, used = read_clips_and_segmentation(path, segmentation="sentence")
+    assert used == "sentence" and [c.start_s for c in clips] == [0.0, 16.0, 32.0]
+
+
+def test_punctuated_subtitles_are_one_clip_per_sentence(tmp_path):
+    cues = ["First whisk the eggs", "and the milk. Then add", "the flour.", "Mix until smooth!"]
+    path = tmp_path / "p.srt"
+    path.write_text(srt(cues), encoding="utf-8")
+    clips, used = read_clips_and_segmentation(path)
+    assert used == "sentence"
+    assert [c.sentence for c in clips] == ["First whisk the eggs and the milk.", "Then add the flour.",
+                                           "Mix until smooth!"]
+    # One stray sentence end in a long unpunctuated file does not make it punctuated.
+    path.write_text(srt(PANCAKE_CUES[:9] + ["serve with maple syrup. enjoy"]), encoding="utf-8")
+    assert read_clips_and_segmentation(path)[1] == "cue"
+
+
+def test_untimed_transcripts_are_one_clip_per_line(tmp_path):
+    # The layout of the upstream youcook2/transcript/ files: one sentence a line, no times.
+    path = tmp_path / "vid.txt"
+    path.write_text("hi guys .\n\nchop the onions .\nadd the salt .\n", encoding="utf-8")
+    clips, used = read_clips_and_segmentation(path, segmentation="sentence")
+    assert used == "cue" and [(c.start_s, c.end_s, c.sentence, c.lines) for c in clips] == [
+        (None, None, "hi guys .", [1]), (None, None, "chop the onions .", [3]), (None, None, "add the salt .", [4])]
+    path.write_text("chop the onions .\n[00:05] add the salt .\n", encoding="utf-8")
+    with pytest.raises(SubtitleError, match=r"vid\.txt, line 2: this line has a time but line 1 has none"):
+        read_clips_and_segmentation(path)
+    path.write_text("[00:01] chop the onions .\nadd the salt .\n", encoding="utf-8")
+    with pytest.raises(SubtitleError, match=r"vid\.txt, line 2: expected '\[HH:MM:SS\] sentence' .*\(as on line 1\)"):
+        read_clips_and_segmentation(path)
+
+
+def test_untimed_documents_list_steps_by_line(tmp_path):
+    path = tmp_path / "vid.txt"
+    path.write_text("hi guys .\nchop the onions .\n", encoding="utf-8")
+
+    def labeller(texts):
+        return [[frame(("V", "chop"), ("ARG1", "the onions"))] if "chop" in t else [] for t in texts]
+
+    settings = ProcedureSettings.from_config({"segmentation": "auto", "max_clip_s": 15.0, "drop_sound_tags": True,
+                                              "extractor": "srl", "srl_backend": "spacy", "tagger_model": None,
+                                              "device": "cpu", "lowercase": True, "unrelated": 1})
+    (tmp_path / "l.lst").write_text("chop\n\nadd\n", encoding="utf-8")
+    [doc] = procedure_documents([path], settings, lexicon=tmp_path / "l.lst",
+                                extractor=make_extractor("srl", labeller=labeller))
+    assert doc["timed"] is False and doc["segmentation"] == "cue" and doc["name"] == "vid"
+    assert doc["settings"]["lexicon_size"] == 2  # blank lines are no words
+    assert [c["start"] for c in doc["clips"]] == ["--", "--"]
+    assert "1. **line 2** chop (the onions)" in to_markdown(doc)
 
 
 # ----------------------------------------------------------------------------- workflow target
@@ -143,7 +287,8 @@ def test_user_target_end_to_end(tmp_path, tiny_upstream):
     run_snakemake(workdir, "results/procedures/soup.json")
     doc = json.loads((workdir / "results/procedures/soup.json").read_text(encoding="utf-8"))
     assert doc["video"]["duration_s"] == pytest.approx(12.0, abs=0.3)
-    assert doc["extractor"] == "srl-heur-spacy"
+    assert doc["extractor"] == "srl-heur-spacy" and doc["segmentation"] == "sentence"
+    jsonschema.validate(doc, json.loads(DOCUMENT_SCHEMA.read_text(encoding="utf-8")))
     clips = doc["clips"]
     assert [c["sentence"] for c in clips] == ["Hi everyone, welcome back!", "Chop the onions and the garlic.",
                                               "Heat the oil in a large pot.", "Then add the tomatoes."]
@@ -155,7 +300,7 @@ def test_user_target_end_to_end(tmp_path, tiny_upstream):
     md = (workdir / "results/procedures/soup.md").read_text(encoding="utf-8")
     assert md.count("\n1. ") == 1 and "\n3. **00:00:" in md and "*Chop the onions and the garlic.*" in md
     log = (workdir / "logs/user/user_procedures/soup.log").read_text(encoding="utf-8")
-    assert "[1/3] read 4 clips" in log and "[3/3] wrote" in log
+    assert "4 clips (sentence segmentation), 3 key clips by srl-heur-spacy" in log and "[2/2] wrote" in log
 
     proc = run_snakemake(workdir, "results/procedures/broken.json", check=False)
     assert proc.returncode != 0 and not (workdir / "results/procedures/broken.json").exists()
@@ -165,6 +310,12 @@ def test_user_target_end_to_end(tmp_path, tiny_upstream):
     proc = run_snakemake(workdir, "results/procedures/nothing.json", check=False)
     assert proc.returncode != 0
     assert "expected exactly one subtitle or transcript file of data/user/nothing.vtt" in proc.stdout + proc.stderr
+
+    # A name outside the allowed pattern: an error that states the pattern (not "No rule to produce").
+    (user / "my soup.vtt").write_text(SOUP_VTT, encoding="utf-8")
+    proc = run_snakemake(workdir, "results/procedures/my soup.json", "--dry-run", check=False)
+    assert proc.returncode != 0
+    assert "a name must match [A-Za-z0-9][A-Za-z0-9_.-]*" in proc.stdout + proc.stderr
 
 
 def test_video_info(tmp_path):

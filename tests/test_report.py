@@ -10,7 +10,7 @@ import pytest
 
 from cookproc.metrics import score_keyclips
 from cookproc.report import csv_page, keyclip_errors, per_recipe_scores, tuple_errors
-from cookproc.schemas import CLIPS, GOLD_ARG_ROLES
+from cookproc.core.schemas import CLIPS, GOLD_ARG_ROLES
 from fixtures import UPSTREAM_SYSTEMS_ONLY, make_workdir, run_snakemake
 
 # (video, recipe, sentence, gold key, gold verbs, gold args)

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from cookproc.dataset import read_clips, read_repairs
+from cookproc.dataset import read_benchmark_csv, read_repairs
 from cookproc.systems import import_upstream_keyclips, import_upstream_srl
 from cookproc.tables import fmt, table4, table5
 
@@ -24,7 +24,7 @@ TABLE4 = {"upstream-neural": "77.7 51.0 75.3 60.8", "upstream-srl-heur": "61.2 3
 @pytest.fixture(scope="module")
 def upstream_systems(mirror):
     yc = mirror / "youcook2"
-    clips = read_clips(yc / "reviewed_0812.csv", repairs=read_repairs(REPO / "workflow/schemas/upstream-repairs.tsv"))
+    clips = read_benchmark_csv(yc / "reviewed_0812.csv", repairs=read_repairs(REPO / "workflow/schemas/upstream-repairs.tsv"))
     neural = import_upstream_keyclips(yc / "reviewed_0812.attach_key_sent_selection.tsv", clips)
     srl_keys, srl_tuples = import_upstream_srl(yc / "srl_pred.json", clips)
     return clips, neural, srl_keys, srl_tuples

@@ -5,7 +5,7 @@ The rules are read from Snakemake's own parse of the Snakefile (the API), in a P
 have cookproc installed, as a job in a conda env would not: the workflow must still load, and the
 search path that Snakemake hands to script jobs must lead to this checkout's library (see the top
 of rules/common.smk). What a script imports is read from its source and from the library files it
-imports, followed transitively (cookproc.deps, the same machinery as the rules' `lib` inputs).
+imports, followed transitively (cookproc.core.deps, the same machinery as the rules' `lib` inputs).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from cookproc.deps import imported_library_files
+from cookproc.core.deps import imported_library_files
 from fixtures import REPO, make_workdir
 from test_envs import ENV_FILES, GPU_STACK, normalise, read_env, third_party_imports
 
@@ -51,7 +51,9 @@ with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
                 else "run" if rule.is_run else "other")
         rules.append({"name": rule.name, "kind": kind,
                       "script": str((basedir / rule.script).resolve()) if rule.is_script else None,
-                      "conda": str((basedir / str(rule.conda_env)).resolve()) if rule.conda_env else None})
+                      "conda": str((basedir / str(rule.conda_env)).resolve()) if rule.conda_env else None,
+                      "wordnet": str(rule.input.wordnet) if "wordnet" in rule.input.keys() else None,
+                      "outputs": [str(path) for path in rule.output]})
     import cookproc
     # What a script job's preamble appends to the job's sys.path (snakemake.script.PythonScript).
     searchpaths = get_snakemake_searchpaths()
@@ -154,3 +156,26 @@ def test_every_module_a_rules_script_imports_is_in_its_env(rules):
             missing[name] = (Path(rule["conda"]).name, lacking)
     assert not missing, f"rules whose env lacks modules their script imports (env, modules): {missing}"
     assert "pyarrow" in imports_of(rules["table5"]["script"])  # the scan follows the library
+
+
+def can_read_wordnet(script: str) -> bool:
+    return LIBRARY / "wordnet.py" in imported_library_files(script, LIBRARY)
+
+
+def test_a_rule_takes_the_workflows_wordnet_exactly_when_its_script_can_read_wordnet(rules):
+    # A job reads WordNet only from its rule's `wordnet` input, the folder rule `wordnet` lays out
+    # (cookproc.core.logs.script_logging hands it to cookproc.wordnet); without it WordNet raises.
+    folder = rules["wordnet"]["outputs"]
+    assert folder == ["resources/nltk_data"]
+    wrong = {}
+    for name, rule in sorted(rules.items()):
+        if rule["kind"] != "script" or name == "wordnet":  # rule wordnet builds the folder
+            continue
+        reads = can_read_wordnet(rule["script"])
+        takes = [rule["wordnet"]] if rule["wordnet"] else []
+        if (takes == folder) != reads:
+            wrong[name] = f"script can read WordNet: {reads}; wordnet input: {takes or None}"
+    assert not wrong, f"rules whose wordnet input does not match their script: {wrong}"
+    # The scan sees WordNet where it is, and its absence where it is not.
+    assert rules["kiddon_train"]["wordnet"] and rules["video_tuples_corrected"]["wordnet"]
+    assert not rules["table5"]["wordnet"] and not can_read_wordnet(rules["table5"]["script"])

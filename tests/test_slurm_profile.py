@@ -2,10 +2,12 @@
 
 tests/test_slurm.py runs jobs on a real SLURM (gated); this file checks, in every CI run, what
 decides where jobs land: the profile's settings, each rule's resources, and the partition the
-slurm executor plugin picks for each rule of the real workflow from profiles/slurm/partitions.yaml.
+slurm executor plugin picks for each rule of the real workflow from profiles/slurm/partitions.yaml,
+and that a site's own partition file ($SNAKEMAKE_SLURM_PARTITIONS, the plugin's convention) wins.
 """
 
 import logging
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -30,25 +32,68 @@ def load_profile(name):
 
 def test_slurm_profile_uses_the_slurm_executor_with_squeue_status(monkeypatch):
     monkeypatch.delenv("COOKPROC_SLURM_ACCOUNT", raising=False)
-    monkeypatch.delenv("COOKPROC_SLURM_PARTITIONS", raising=False)
+    monkeypatch.delenv("SNAKEMAKE_SLURM_PARTITIONS", raising=False)
     profile = load_profile("slurm")
     assert profile["executor"] == "slurm"
     # squeue needs no accounting storage; sacct would fail and the executor would wait forever.
     assert profile["slurm-status-command"] == "squeue"
+    # No site partition file: the profile's own (the CI test cluster's partitions).
     assert Path(profile["slurm-partition-config"]) == PROFILES / "slurm" / "partitions.yaml"
     defaults = dict(item.split("=", 1) for item in profile["default-resources"])
     assert {"mem_mb", "runtime"} <= set(defaults)
     assert "slurm_account" not in defaults  # no account given: the cluster's default is used
 
 
-def test_slurm_profile_takes_account_and_partitions_from_the_environment(monkeypatch, tmp_path):
-    partitions = tmp_path / "my-partitions.yaml"
-    partitions.write_text("partitions:\n  short: {max_gpu: 0}\n")
+def test_slurm_profile_retries_a_failed_job_once(monkeypatch):
+    monkeypatch.delenv("SNAKEMAKE_SLURM_PARTITIONS", raising=False)
+    assert int(load_profile("slurm")["retries"]) == 1
+    # Only on the cluster: locally a failing job fails at once.
+    assert "retries" not in load_profile("default") and "restart-times" not in load_profile("default")
+
+
+def test_slurm_profile_takes_the_account_from_the_environment(monkeypatch):
     monkeypatch.setenv("COOKPROC_SLURM_ACCOUNT", "lab42")
-    monkeypatch.setenv("COOKPROC_SLURM_PARTITIONS", str(partitions))
     profile = load_profile("slurm")
     assert "slurm_account=lab42" in profile["default-resources"]
-    assert profile["slurm-partition-config"] == str(partitions)
+
+
+def test_slurm_profile_leaves_partitions_to_a_sites_snakemake_slurm_partitions(monkeypatch, tmp_path):
+    # The slurm executor plugin reads $SNAKEMAKE_SLURM_PARTITIONS only when no partition file is
+    # given as an option; a profile that always set one would override the site's file.
+    site = tmp_path / "site-partitions.yaml"
+    site.write_text("partitions:\n  short: {max_gpu: 0}\n  a100: {max_gpu: 4}\n")
+    monkeypatch.setenv("SNAKEMAKE_SLURM_PARTITIONS", str(site))
+    assert "slurm-partition-config" not in load_profile("slurm")
+
+
+def cli_partition_config(monkeypatch):
+    """--slurm-partition-config as Snakemake's command line sets it from --profile profiles/slurm
+    (and the workflow profile profiles/default, applied too): a path, or None when unset."""
+    from snakemake.cli import parse_args
+
+    monkeypatch.chdir(REPO)
+    _, args = parse_args(["--profile", str(PROFILES / "slurm"), "--dry-run"])
+    assert args.executor == "slurm" and args.retries == 1
+    value = args.slurm_partition_config
+    return Path(value) if isinstance(value, (str, Path)) else None
+
+
+def test_snakemake_command_line_from_the_profile_honours_snakemake_slurm_partitions(monkeypatch, tmp_path):
+    monkeypatch.delenv("SNAKEMAKE_SLURM_PARTITIONS", raising=False)
+    assert cli_partition_config(monkeypatch).resolve() == PROFILES / "slurm" / "partitions.yaml"
+    site = tmp_path / "site-partitions.yaml"
+    site.write_text("partitions:\n  short: {max_gpu: 0}\n")
+    monkeypatch.setenv("SNAKEMAKE_SLURM_PARTITIONS", str(site))
+    assert cli_partition_config(monkeypatch) is None  # so the plugin reads the site's file
+
+
+def test_shipped_partitions_are_those_of_the_ci_test_cluster():
+    # tests/test_slurm.py routes jobs to `cpu` and `gpu` on the cluster .ci/slurm/start.sh writes,
+    # through profiles/slurm/partitions.yaml: the two must name the same partitions.
+    start = (REPO / ".ci" / "slurm" / "start.sh").read_text()
+    cluster = set(re.findall(r"^PartitionName=(\S+)", start, re.MULTILINE))
+    shipped = {p.name for p in read_partition_file(PROFILES / "slurm" / "partitions.yaml")}
+    assert cluster == shipped == {"cpu", "gpu"}
 
 
 def test_default_profile_runs_locally_one_gpu_job_at_a_time():

@@ -3,10 +3,10 @@ import json
 
 import pytest
 
-from cookproc.errors import InputError
+from cookproc.core.errors import InputError
 from cookproc.srl.allennlp import read_allennlp
+from cookproc.srl.baselines import filter_roles, keep_role, system_rows, with_heuristics, without_heuristics
 from cookproc.srl.frames import Chunk
-from cookproc.srl.systems import filter_roles, keep_role, system_rows, with_heuristics, without_heuristics
 
 
 def frame(*chunks):

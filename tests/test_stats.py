@@ -4,7 +4,7 @@ from collections import Counter
 import pyarrow as pa
 import pytest
 
-from cookproc.schemas import CLIPS
+from cookproc.core.schemas import CLIPS
 from cookproc.stats import field_statistics, most_frequent, table2
 
 
@@ -45,10 +45,10 @@ def test_most_frequent_breaks_ties_alphabetically():
 def test_real_table2(mirror):
     from pathlib import Path
 
-    from cookproc.dataset import read_clips, read_repairs
+    from cookproc.dataset import read_benchmark_csv, read_repairs
 
     repo = Path(__file__).resolve().parents[1]
-    clips = read_clips(mirror / "youcook2/reviewed_0812.csv", repairs=read_repairs(repo / "workflow/schemas/upstream-repairs.tsv"))
+    clips = read_benchmark_csv(mirror / "youcook2/reviewed_0812.csv", repairs=read_repairs(repo / "workflow/schemas/upstream-repairs.tsv"))
     table, _ = table2(clips)
     rows = {r["field"]: r for r in table.to_pylist()}
     assert (rows["verbs"]["items"], rows["arguments"]["items"]) == (4004, 6070)

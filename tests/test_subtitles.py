@@ -1,7 +1,7 @@
 """Subtitle and transcript parsing: cleaning, overlapping / rolling cues, sentence clips, errors."""
 import pytest
 
-from cookproc.subtitles import (Cue, SubtitleError, clean_text, format_time, read_clips, read_subtitle_cues,
+from cookproc.subtitles import (Cue, SubtitleError, clean_text, format_time, read_subtitle_clips, read_subtitle_cues,
                                 read_transcript, remove_rolling_repeats, segment)
 
 SRT = """1
@@ -60,7 +60,7 @@ def test_srt_multiline_cues_and_tags(tmp_path):
 
 
 def test_srt_sentence_clips_split_a_cue_and_interpolate_times(tmp_path):
-    clips = read_clips(write(tmp_path, "a.srt", SRT))
+    clips = read_subtitle_clips(write(tmp_path, "a.srt", SRT))
     assert [c.sentence for c in clips] == ["First we chop the onions.", "Then add salt & pepper.", "Stir well!"]
     # "Then add salt & pepper." is 23 of the cue's 33 characters: the split falls 23/33 into it.
     assert clips[2].start_s == pytest.approx(4.5 + 3.5 * 23 / 33, abs=1e-3)
@@ -71,7 +71,7 @@ def test_srt_sentence_clips_split_a_cue_and_interpolate_times(tmp_path):
 
 
 def test_cue_segmentation_keeps_cues(tmp_path):
-    clips = read_clips(write(tmp_path, "a.srt", SRT), segmentation="cue")
+    clips = read_subtitle_clips(write(tmp_path, "a.srt", SRT), segmentation="cue")
     assert [c.sentence for c in clips] == ["First we chop the onions.", "Then add salt & pepper. Stir well!"]
 
 
@@ -79,7 +79,7 @@ def test_vtt_rolling_and_overlapping_cues(tmp_path):
     path = write(tmp_path, "a.vtt", VTT)
     cues = read_subtitle_cues(path)
     assert [c.text for c in cues] == ["heat the oil", "heat the oil", "heat the oil in a large pot.", "Add the tomatoes."]
-    clips = read_clips(path)
+    clips = read_subtitle_clips(path)
     # The repeated "heat the oil" of the rolling captions appears once; the overlapping last cue
     # (starts at 5 s, before the previous ends at 6 s) becomes the next clip.
     assert [c.sentence for c in clips] == ["heat the oil in a large pot.", "Add the tomatoes."]
@@ -90,7 +90,7 @@ def test_vtt_rolling_and_overlapping_cues(tmp_path):
 def test_overlapping_cues_out_of_order_are_sorted_by_start(tmp_path):
     srt = ("1\n00:00:05,000 --> 00:00:07,000\nsecond.\n\n"
            "2\n00:00:01,000 --> 00:00:06,000\nfirst.\n")
-    clips = read_clips(write(tmp_path, "o.srt", srt))
+    clips = read_subtitle_clips(write(tmp_path, "o.srt", srt))
     assert [(c.sentence, c.start_s, c.end_s) for c in clips] == [("first.", 1.0, 5.0), ("second.", 5.0, 7.0)]
 
 
@@ -119,7 +119,7 @@ def test_bad_srt_timestamps_name_line_and_cue(tmp_path, timing, message):
     srt = f"1\n00:00:01,000 --> 00:00:02,000\nok.\n\n2\n{timing}\nbad.\n\n3\n00:00:07,000 --> 00:00:08,000\nok.\n"
     path = write(tmp_path, "bad.srt", srt)
     with pytest.raises(SubtitleError) as err:
-        read_clips(path)
+        read_subtitle_clips(path)
     text = str(err.value)
     assert text.startswith(f"{path}, line ")
     if message:
@@ -132,7 +132,7 @@ def test_bad_vtt_timestamp_names_line(tmp_path):
     vtt = "WEBVTT\n\n00:01.000 --> 00:02.000\nok.\n\n00:0x.000 --> 00:05.000\nbad.\n"
     path = write(tmp_path, "bad.vtt", vtt)
     with pytest.raises(SubtitleError, match=r"bad\.vtt, line 6: cue 2: bad timing"):
-        read_clips(path)
+        read_subtitle_clips(path)
 
 
 @pytest.mark.parametrize("name, text, message", [
@@ -146,19 +146,19 @@ def test_bad_vtt_timestamp_names_line(tmp_path):
 ])
 def test_empty_or_unusable_files(tmp_path, name, text, message):
     with pytest.raises(SubtitleError, match=message):
-        read_clips(write(tmp_path, name, text))
+        read_subtitle_clips(write(tmp_path, name, text))
 
 
 def test_not_utf8_names_the_line(tmp_path):
     path = tmp_path / "latin1.srt"
     path.write_bytes("1\n00:00:01,000 --> 00:00:02,000\ncr\xe8me\n".encode("latin-1"))
     with pytest.raises(SubtitleError, match=r"latin1\.srt, line 3: not UTF-8"):
-        read_clips(path)
+        read_subtitle_clips(path)
 
 
 def test_unknown_extension(tmp_path):
     with pytest.raises(SubtitleError, match=r"unknown subtitle format '\.ass'"):
-        read_clips(write(tmp_path, "a.ass", "x"))
+        read_subtitle_clips(write(tmp_path, "a.ass", "x"))
 
 
 def test_plain_transcript_formats(tmp_path):
@@ -168,27 +168,27 @@ def test_plain_transcript_formats(tmp_path):
     # Times must not decrease: 02:04.25 after 1:02:03 is refused.
     with pytest.raises(SubtitleError, match=r"t\.txt, line 6: time 00:02:04.2 is before the previous line's "
                                             r"01:02:03.0 \(line 5\)"):
-        read_clips(path)
+        read_subtitle_clips(path)
     path = write(tmp_path, "t.txt", text.replace("02:04.25", "1:03:00"))
     assert [(c.start_s, c.end_s, c.line) for c in read_transcript(path)] == [
         (1.0, None, 2), (62.5, None, 4), (3723.0, None, 5), (3780.0, None, 6)]
-    clips = read_clips(path, video_end_s=4000.0)
+    clips = read_subtitle_clips(path, video_end_s=4000.0)
     assert [c.sentence for c in clips] == ["Mix the flour and eggs.", "Pour the batter.", "Flip it.", "Serve warm."]
     assert [c.start_s for c in clips] == [1.0, 62.5, 3723.0, 3780.0]
     assert clips[-1].end_s == 4000.0  # the video's end
-    assert read_clips(path)[-1].end_s is None  # unknown without the video
+    assert read_subtitle_clips(path)[-1].end_s is None  # unknown without the video
 
 
 def test_transcript_bad_line(tmp_path):
     path = write(tmp_path, "t.txt", "[00:01] ok\n00:02 no tab here\n")
     with pytest.raises(SubtitleError, match=r"t\.txt, line 2: expected '\[HH:MM:SS\] sentence'"):
-        read_clips(path)
+        read_subtitle_clips(path)
 
 
 def test_cue_after_video_end_is_an_error(tmp_path):
     path = write(tmp_path, "a.srt", SRT)
     with pytest.raises(SubtitleError, match=r"a\.srt, line 7: cue starts at 00:00:04.5, after the video's end"):
-        read_clips(path, video_end_s=4.0)
+        read_subtitle_clips(path, video_end_s=4.0)
 
 
 def test_format_time():

@@ -3,8 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cookproc.models.crossval import cross_validate
-from cookproc.models.folds import clip_folds, make_folds, split_indices
+from cookproc.keyclips.crossval import cross_validate
+from cookproc.keyclips.folds import clip_folds, make_folds, split_indices
 from cookproc.supervised import extract
 from cookproc.supervised import tuples as T
 from cookproc.supervised.keyclips import logreg_fit_predict

@@ -5,9 +5,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from cookproc.dataset import read_clips
-from cookproc.errors import InputError
-from cookproc.schemas import KEYCLIPS, TUPLES
+from cookproc.dataset import read_benchmark_csv
+from cookproc.core.errors import InputError
+from cookproc.core.schemas import KEYCLIPS, TUPLES
 from cookproc.systems import (import_upstream_keyclips, import_upstream_srl, read_user_keyclips, read_user_tuples,
                               write_jsonl)
 from fixtures import VIDEOS, n_clips
@@ -15,7 +15,7 @@ from fixtures import VIDEOS, n_clips
 
 @pytest.fixture
 def clips(tiny_upstream):
-    return read_clips(tiny_upstream / "youcook2/reviewed_0812.csv")
+    return read_benchmark_csv(tiny_upstream / "youcook2/reviewed_0812.csv")
 
 
 def test_upstream_neural_follows_file_order(tiny_upstream, clips):
@@ -100,7 +100,7 @@ def test_outputs_are_written_atomically_with_normal_permissions(tmp_path, clips)
     import os
     import stat
 
-    from cookproc.schemas import CLIPS, atomic_write_text, write_parquet
+    from cookproc.core.schemas import CLIPS, atomic_write_text, write_parquet
 
     target = tmp_path / "out" / "clips.parquet"
     write_parquet(clips, target, CLIPS, sort_keys=("video_id", "clip_idx"))

@@ -5,10 +5,10 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from cookproc.errors import InputError
-from cookproc.text_features import (Encoder, embed_sentences, load_encoder, read_text_features,
-                                    text_features_schema, text_features_table)
-from cookproc.schemas import write_parquet
+from cookproc.core.errors import InputError
+from cookproc.keyclips.sentence_encoder import SentenceEncoder, embed_sentences, load_sentence_encoder
+from cookproc.keyclips.sentence_vectors import read_text_features, text_features_schema, text_features_table
+from cookproc.core.schemas import write_parquet
 
 torch.set_num_threads(1)
 
@@ -26,7 +26,7 @@ class CountingEncoder:
 
 def test_embed_sentences_dedupes_batches_and_keeps_input_order():
     fake = CountingEncoder()
-    enc = Encoder("fake", 2, fake)
+    enc = SentenceEncoder("fake", 2, fake)
     sentences = ["banana", "a", "cab", "a", "banana", "xyz"]
     out = embed_sentences(sentences, enc, batch_size=2)
     assert out.tolist() == [[6, 3], [1, 1], [3, 1], [1, 1], [6, 3], [3, 0]]
@@ -37,7 +37,7 @@ def test_embed_sentences_dedupes_batches_and_keeps_input_order():
 
 
 def test_embed_sentences_rejects_a_wrong_shape():
-    enc = Encoder("bad", 3, lambda batch: np.zeros((len(batch), 2), np.float32))
+    enc = SentenceEncoder("bad", 3, lambda batch: np.zeros((len(batch), 2), np.float32))
     with pytest.raises(RuntimeError, match="returned shape"):
         embed_sentences(["x"], enc)
 
@@ -69,8 +69,8 @@ def _tiny_bert(path):
 
 def test_plain_bert_directory_with_mean_and_cls_pooling(tmp_path):
     _tiny_bert(tmp_path / "bert")
-    mean = load_encoder(tmp_path / "bert", pooling="mean")
-    cls = load_encoder(tmp_path / "bert", pooling="cls")
+    mean = load_sentence_encoder(tmp_path / "bert", pooling="mean")
+    cls = load_sentence_encoder(tmp_path / "bert", pooling="cls")
     assert mean.dim == 16
     a = embed_sentences(["add the salt", "hello", "add the salt"], mean, batch_size=2)
     assert a.shape == (3, 16) and np.allclose(a[0], a[2])
@@ -82,12 +82,12 @@ def test_plain_bert_directory_with_mean_and_cls_pooling(tmp_path):
 
 def test_missing_encoder_directory_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="local Hugging Face model directory"):
-        load_encoder(tmp_path / "nope")
+        load_sentence_encoder(tmp_path / "nope")
 
 
 @pytest.mark.slow
 def test_packaged_minilm_loads_offline_and_embeds_meaningfully():
-    enc = load_encoder(None)
+    enc = load_sentence_encoder(None)
     assert enc.dim == 384
     v = embed_sentences(["chop the onions finely", "dice the onion", "please subscribe to my channel"], enc)
     v = v / np.linalg.norm(v, axis=1, keepdims=True)

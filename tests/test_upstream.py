@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from cookproc.errors import InputError
+from cookproc.core.errors import InputError
 from cookproc.upstream import compute_checksums, download, format_checksums, verify
 
 REPO = Path(__file__).resolve().parents[1]

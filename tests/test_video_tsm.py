@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from cookproc.errors import InputError
-from cookproc.schemas import TSM_SEGMENTS
+from cookproc.core.errors import InputError
+from cookproc.core.schemas import TSM_SEGMENTS
 from cookproc.video.epic import EpicClasses
 from cookproc.video.frames import open_video
 from cookproc.video.tsm import TSM, check_classes, epic_checkpoint, load_epic_tsm, predict_video, temporal_shift

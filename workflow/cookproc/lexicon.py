@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
-from cookproc.errors import InputError
+from cookproc.core.errors import InputError
 
 #: Words that start many captions and have a verb synset but name no cooking action.
 STOP_LIST = (

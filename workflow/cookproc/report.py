@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 import pyarrow as pa
 
 from cookproc.metrics import FIELDS, SimilarityCache, score_clips, score_keyclips
-from cookproc.schemas import KEYCLIPS, conform
+from cookproc.core.schemas import KEYCLIPS, conform
 from cookproc.tables import align_to_clips, gold_sets, keyclip_flags, prediction_sets
 
 #: Per-recipe scores, tidy: one row per recipe x system x field (``keyclips`` for Table 4's F1).

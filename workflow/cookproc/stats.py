@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from .dataset import split_items
 from .metrics import fuzz_ratio
-from .schemas import GOLD_ARG_ROLES
+from cookproc.core.schemas import GOLD_ARG_ROLES
 
 PRONOUNS = frozenset({"it", "its", "they", "them", "their", "theirs"})
 FIELD_ROLES = {"verbs": ("verbs",), "arguments": GOLD_ARG_ROLES}

@@ -7,7 +7,9 @@ Three input formats, chosen by the file's extension:
 * ``.txt`` (a plain transcript): one clip per line, the line starting with its time, either
   ``[HH:MM:SS] sentence`` / ``[MM:SS.s] sentence`` or ``MM:SS.s<TAB>sentence`` /
   ``HH:MM:SS<TAB>sentence``. Blank lines and lines starting with ``#`` are skipped; times must not
-  decrease.
+  decrease. A transcript with no time on any line (the benchmark's ``youcook2/transcript/*.txt``:
+  one sentence a line) is read in order, its clips untimed (times None); a time on some lines but
+  not others is an error.
 
 Both subtitle libraries are lenient: pysrt reads ``00:00:0x,000`` as 0 s and webvtt-py silently
 drops such a cue. So every timing line (``start --> end``) is first checked here with a strict
@@ -22,10 +24,13 @@ shares with the end of the text before it are removed, and a cue left empty is d
 
 Clips follow the paper's definition (SPEC.md §1): clip i runs from its start to clip i+1's start;
 the last clip ends at the end of its last cue, or at the video's end when the video is known.
-``segmentation="sentence"`` (default) re-cuts the cue stream at sentence ends (``.``, ``?``,
+``segmentation="sentence"`` re-cuts the cue stream at sentence ends (``.``, ``?``,
 ``!``), so a sentence spread over several cues is one clip and a cue with two sentences gives two
 (times inside a cue are interpolated by character count); a clip is also closed once it spans
 ``max_clip_s`` seconds, for captions without punctuation. ``segmentation="cue"``: one clip per cue.
+``segmentation="auto"`` (default) cuts clips the way the benchmark's were, on which the models were
+trained: one sentence per clip when the file is punctuated, one cue per clip when it is not (ASR
+captions), rather than merging unpunctuated cues into ``max_clip_s`` runs.
 """
 from __future__ import annotations
 
@@ -36,12 +41,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from cookproc.errors import InputError
+from cookproc.core.errors import InputError
 
 log = logging.getLogger(__name__)
 
 SUBTITLE_EXTENSIONS = ("vtt", "srt", "txt")
-SEGMENTATIONS = ("sentence", "cue")
+SEGMENTATIONS = ("auto", "sentence", "cue")
+# Auto segmentation: a file with fewer sentence ends than one per this many words is unpunctuated
+# (spoken sentences run 10-20 words; ASR captions have no sentence ends at all).
+MAX_WORDS_PER_SENTENCE_END = 40
 
 # HH:MM:SS,mmm (SRT; "." tolerated) or [HH:]MM:SS.mmm (WebVTT); hours of any length.
 _TIMESTAMP = r"(?:(\d+):)?(\d{2}):(\d{2})[.,](\d{3})"
@@ -56,6 +64,7 @@ _ASS_OVERRIDE = re.compile(r"\{\\[^}]*\}")    # {\an8}, {\i1}
 _SOUND = re.compile(r"\[[^\]]*\]|[♪♫]")       # [Music], [Applause], music notes
 _SPACE = re.compile(r"\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+_CLOSED_SENTENCE = re.compile(r"[.!?][\"')\]]*$")  # text that ends with a sentence end
 _WORD = re.compile(r"\S+")
 
 
@@ -65,9 +74,10 @@ class SubtitleError(InputError):
 
 @dataclass(frozen=True)
 class Cue:
-    """One subtitle cue (or transcript line) after cleaning; ``line`` is its timing line (1-based)."""
+    """One subtitle cue (or transcript line) after cleaning; ``line`` is its timing line (1-based).
+    ``start_s`` is None for a line of an untimed transcript."""
 
-    start_s: float
+    start_s: float | None
     end_s: float | None
     text: str
     line: int
@@ -75,9 +85,10 @@ class Cue:
 
 @dataclass
 class Clip:
-    """One clip: its times (paper's definition), its sentence and the source lines it came from."""
+    """One clip: its times (paper's definition; None in an untimed transcript), its sentence and
+    the source lines it came from."""
 
-    start_s: float
+    start_s: float | None
     end_s: float | None
     sentence: str
     lines: list[int] = field(default_factory=list)
@@ -198,18 +209,28 @@ def _first_unmatched(timings, cues) -> int:
 
 
 def read_transcript(path: str | Path, *, drop_sound_tags: bool = True) -> list[Cue]:
-    """Lines of a plain timed transcript (see the module doc); end times are unknown (None)."""
+    """Lines of a plain transcript (see the module doc): timed (end times unknown, None) when its
+    first line has a time, then every line must; untimed (start and end None) when it has none."""
     path = Path(path)
     text = _read_text(path)
     cues: list[Cue] = []
+    timed = None  # decided by the first line with text
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip("\r\n")
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         match = _TRANSCRIPT_BRACKET.match(line.strip()) or _TRANSCRIPT_TAB.match(line.lstrip(" "))
+        if timed is None:
+            timed = match is not None
+        if not timed:
+            if match:
+                raise SubtitleError(path, f"this line has a time but line {cues[0].line} has none; a transcript has "
+                                          "'[HH:MM:SS] sentence' lines throughout, or no times at all", line=n)
+            cues.append(Cue(None, None, clean_text(line, drop_sound_tags=drop_sound_tags), n))
+            continue
         if not match:
-            raise SubtitleError(path, f"expected '[HH:MM:SS] sentence' or 'MM:SS.s<TAB>sentence', got {line[:60]!r}",
-                                line=n)
+            raise SubtitleError(path, f"expected '[HH:MM:SS] sentence' or 'MM:SS.s<TAB>sentence' (as on line "
+                                      f"{cues[0].line}), got {line[:60]!r}", line=n)
         hours, minutes, seconds, sentence = match.groups()
         if int(minutes) > 59 or float(seconds) >= 60:
             raise SubtitleError(path, f"bad time in {line[:30]!r}: minutes and seconds must be below 60", line=n)
@@ -220,7 +241,8 @@ def read_transcript(path: str | Path, *, drop_sound_tags: bool = True) -> list[C
                                 line=n)
         cues.append(Cue(start, None, clean_text(sentence, drop_sound_tags=drop_sound_tags), n))
     if not cues:
-        raise SubtitleError(path, "no timed lines found" if text.strip() else "the file is empty")
+        raise SubtitleError(path, "no timed lines found, nor untimed sentences: only blank lines and # comments"
+                            if text.strip() else "the file is empty")
     return cues
 
 
@@ -276,11 +298,36 @@ def _pieces(cue: Cue) -> list[tuple[float, float | None, str]]:
     return out
 
 
-def segment(cues: Sequence[Cue], *, segmentation: str = "sentence", max_clip_s: float = 15.0,
-            video_end_s: float | None = None, path: str | Path = "<subtitles>") -> list[Clip]:
-    """Clips from cleaned cues (sorted by start time; overlapping cues are allowed)."""
+def is_punctuated(cues: Sequence[Cue]) -> bool:
+    """Whether the cues end sentences often enough (one end per MAX_WORDS_PER_SENTENCE_END words)
+    for sentence clips; the rolling repeats of ASR captions count twice on both sides alike."""
+    words = sum(len(_words(c.text)) for c in cues)
+    ends = sum(len(_SENTENCE_END.findall(c.text)) + bool(_CLOSED_SENTENCE.search(c.text)) for c in cues)
+    return ends > 0 and words <= MAX_WORDS_PER_SENTENCE_END * ends
+
+
+def resolve_segmentation(cues: Sequence[Cue], segmentation: str) -> str:
+    """The segmentation :func:`segment` applies to ``cues``: ``auto`` becomes ``sentence`` for
+    punctuated text and ``cue`` otherwise; the lines of an untimed transcript are ``cue`` always."""
     if segmentation not in SEGMENTATIONS:
         raise ValueError(f"segmentation must be one of {SEGMENTATIONS}, got {segmentation!r}")
+    if any(c.start_s is None for c in cues):
+        return "cue"
+    if segmentation == "auto":
+        return "sentence" if is_punctuated([c for c in cues if c.text]) else "cue"
+    return segmentation
+
+
+def segment(cues: Sequence[Cue], *, segmentation: str = "sentence", max_clip_s: float = 15.0,
+            video_end_s: float | None = None, path: str | Path = "<subtitles>") -> list[Clip]:
+    """Clips from cleaned cues (sorted by start time; overlapping cues are allowed); the lines of
+    an untimed transcript are one clip each, in file order."""
+    segmentation = resolve_segmentation(cues, segmentation)
+    if any(c.start_s is None for c in cues):
+        clips = [Clip(None, None, c.text, [c.line]) for c in cues if c.text]
+        if not clips:
+            raise SubtitleError(path, "no text left on any line after removing markup and sound tags")
+        return clips
     # Stable sort: cues that overlap or come out of order are taken by start time, then file order.
     ordered = sorted((c for c in cues if c.text), key=lambda c: (c.start_s, c.line))
     ordered = remove_rolling_repeats(ordered)
@@ -303,7 +350,7 @@ def segment(cues: Sequence[Cue], *, segmentation: str = "sentence", max_clip_s: 
                     spans.append(_join(current))
                     current = []
                 current.append((start, end, text, cue.line))
-                if re.search(r"[.!?][\"')\]]*$", text):
+                if _CLOSED_SENTENCE.search(text):
                     spans.append(_join(current))
                     current = []
         if current:
@@ -324,9 +371,17 @@ def _join(pieces) -> tuple[float, float | None, str, list[int]]:
     return pieces[0][0], (max(ends) if ends else None), " ".join(p[2] for p in pieces), [p[3] for p in pieces]
 
 
-def read_clips(path: str | Path, *, segmentation: str = "sentence", max_clip_s: float = 15.0,
+def read_subtitle_clips(path: str | Path, *, segmentation: str = "auto", max_clip_s: float = 15.0,
                video_end_s: float | None = None, drop_sound_tags: bool = True) -> list[Clip]:
     """Clips of a subtitle (``.srt``, ``.vtt``) or transcript (``.txt``) file."""
+    return read_clips_and_segmentation(path, segmentation=segmentation, max_clip_s=max_clip_s,
+                                       video_end_s=video_end_s, drop_sound_tags=drop_sound_tags)[0]
+
+
+def read_clips_and_segmentation(path: str | Path, *, segmentation: str = "auto", max_clip_s: float = 15.0,
+                                video_end_s: float | None = None, drop_sound_tags: bool = True
+                                ) -> tuple[list[Clip], str]:
+    """Clips of a subtitle or transcript file, and the segmentation that cut them (never ``auto``)."""
     path = Path(path)
     suffix = path.suffix.lower().lstrip(".")
     if suffix not in SUBTITLE_EXTENSIONS:
@@ -338,6 +393,7 @@ def read_clips(path: str | Path, *, segmentation: str = "sentence", max_clip_s: 
         segmentation = "cue"
     else:
         cues = read_subtitle_cues(path, drop_sound_tags=drop_sound_tags)
+    segmentation = resolve_segmentation(cues, segmentation)
     clips = segment(cues, segmentation=segmentation, max_clip_s=max_clip_s, video_end_s=video_end_s, path=path)
     log.info("%s: %d cues -> %d clips (%s segmentation)", path, len(cues), len(clips), segmentation)
-    return clips
+    return clips, segmentation

@@ -1,7 +1,7 @@
 """Systems as data: importers that turn upstream files and user files into key-clip and tuple tables.
 
-Every system, ours, upstream's or a user's, is one :data:`~cookproc.schemas.KEYCLIPS` table and/or
-one :data:`~cookproc.schemas.TUPLES` table with exactly one row per benchmark clip.
+Every system, ours, upstream's or a user's, is one :data:`~cookproc.core.schemas.KEYCLIPS` table and/or
+one :data:`~cookproc.core.schemas.TUPLES` table with exactly one row per benchmark clip.
 
 User format (Parquet or JSONL, one record per clip, every benchmark clip exactly once):
 - key clips: ``video_id`` (str), ``clip_idx`` (int), ``is_key`` (bool or 0/1), optional ``score`` (float);
@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Iterable
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .dataset import video_id_from_url
-from .errors import InputError
-from .schemas import KEYCLIPS, TUPLES, to_table
+from cookproc.core.errors import InputError
+from cookproc.core.schemas import KEYCLIPS, TUPLES, read_table, to_table
 
 
 def clip_keys(clips: pa.Table) -> list[tuple[str, int]]:
@@ -131,7 +130,7 @@ def _read_records(path: Path) -> list[tuple[int, dict]]:
                 records.append((line_no, record))
         return records
     if path.suffix == ".parquet":
-        return [(i + 1, r) for i, r in enumerate(pq.read_table(path).to_pylist())]
+        return [(i + 1, r) for i, r in enumerate(read_table(path).to_pylist())]
     raise InputError(path, "expected a .jsonl or .parquet file")
 
 

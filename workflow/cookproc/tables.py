@@ -7,7 +7,7 @@ from typing import Mapping, Sequence
 import pyarrow as pa
 
 from .metrics import FIELDS, MODES, SimilarityCache, score_keyclips, score_table5_cells
-from .schemas import CLIP_SCORES, KEYCLIPS, TABLE4, TABLE5, TUPLES, conform, to_table
+from cookproc.core.schemas import CLIP_SCORES, KEYCLIPS, TABLE4, TABLE5, TUPLES, conform, to_table
 
 ORACLE = "oracle"
 
@@ -69,7 +69,7 @@ def table5(clips: pa.Table, tuple_systems: Mapping[str, pa.Table], predicted_key
 def table5_with_clip_scores(clips: pa.Table, tuple_systems: Mapping[str, pa.Table],
                             predicted_keyclips: Mapping[str, pa.Table], *, masked: bool = True,
                             cache: SimilarityCache | None = None) -> tuple[pa.Table, pa.Table]:
-    """:func:`table5` and the per-clip scores behind it (:data:`~cookproc.schemas.CLIP_SCORES`)."""
+    """:func:`table5` and the per-clip scores behind it (:data:`~cookproc.core.schemas.CLIP_SCORES`)."""
     cache = cache or SimilarityCache()
     gold = gold_sets(clips)
     order = _clip_order(clips)

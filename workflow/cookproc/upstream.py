@@ -16,7 +16,7 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-from .errors import InputError
+from cookproc.core.errors import InputError
 
 log = logging.getLogger(__name__)
 

@@ -1,10 +1,10 @@
 """Parse the benchmark CSV into results/dataset/clips.parquet (one row per clip)."""
-from cookproc.dataset import read_clips, read_repairs, video_durations_from_manifest
-from cookproc.logs import script_logging
-from cookproc.schemas import CLIP_KEY, CLIPS, write_parquet
+from cookproc.dataset import read_benchmark_csv, read_repairs, video_durations_from_manifest
+from cookproc.core.logs import script_logging
+from cookproc.core.schemas import CLIP_KEY, CLIPS, write_parquet
 
 with script_logging(snakemake) as log:
-    clips = read_clips(
+    clips = read_benchmark_csv(
         snakemake.input.csv,
         repairs=[r for path in snakemake.input.repairs for r in read_repairs(path)],
         video_durations=video_durations_from_manifest(snakemake.input.manifest),

@@ -1,6 +1,6 @@
 """Table 2 (statistics of gold verbs and arguments) and Figure 3 (most frequent items)."""
-from cookproc.logs import script_logging
-from cookproc.schemas import CLIPS, atomic_write_text, read_parquet
+from cookproc.core.logs import script_logging
+from cookproc.core.schemas import CLIPS, atomic_write_text, read_parquet
 from cookproc.stats import plot_frequencies, table2
 from cookproc.tables import tidy_csv
 
@@ -11,6 +11,6 @@ with script_logging(snakemake) as log:
     for row in table.to_pylist():
         log.info("%s: %d items, exact %.1f%%, fuzzy %.1f%%, not found %.1f%%", row["field"], row["items"],
                  row["exact_pct"], row["fuzzy_pct"], row["not_found_pct"])
-    top = snakemake.params.top
+    top = snakemake.params.figure3_top
     plot_frequencies(counts["verbs"], top, f"{top} most frequent verbs", snakemake.output.verbs)
     plot_frequencies(counts["arguments"], top, f"{top} most frequent arguments", snakemake.output.arguments)

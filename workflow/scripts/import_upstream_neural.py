@@ -1,6 +1,6 @@
 """The paper's neural key-clip predictions as the key-clip system upstream-neural."""
-from cookproc.logs import script_logging
-from cookproc.schemas import CLIP_KEY, CLIPS, KEYCLIPS, read_parquet, write_parquet
+from cookproc.core.logs import script_logging
+from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, read_parquet, write_parquet
 from cookproc.systems import import_upstream_keyclips
 
 with script_logging(snakemake) as log:

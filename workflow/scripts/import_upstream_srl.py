@@ -1,6 +1,6 @@
 """Upstream's SRL-with-heuristics output as key-clip and tuple system upstream-srl-heur."""
-from cookproc.logs import script_logging
-from cookproc.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES, read_parquet, write_parquet
+from cookproc.core.logs import script_logging
+from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES, read_parquet, write_parquet
 from cookproc.systems import import_upstream_srl
 
 with script_logging(snakemake) as log:

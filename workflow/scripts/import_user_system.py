@@ -1,6 +1,6 @@
 """A user-supplied system (Parquet or JSONL) checked and converted to the common schema."""
-from cookproc.logs import script_logging
-from cookproc.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES, read_parquet, write_parquet
+from cookproc.core.logs import script_logging
+from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES, read_parquet, write_parquet
 from cookproc.systems import read_user_keyclips, read_user_tuples
 
 with script_logging(snakemake) as log:

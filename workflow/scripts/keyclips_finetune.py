@@ -1,16 +1,17 @@
 """Rule keyclips_finetune: per held-out fold, the sentence encoder fine-tuned on the other folds'
 training recipes -> tuned vectors and head probabilities of every clip (one file per seed)."""
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
 
     import torch
 
-    from cookproc.models.data import read_clips
-    from cookproc.models.finetune import FinetuneConfig, finetune_folds, load_bottom, tuned_vectors_schema, tuned_vectors_table
-    from cookproc.models.folds import clip_folds, read_folds
-    from cookproc.schemas import atomic_write_text, write_parquet
+    from cookproc.keyclips.finetune import FinetuneConfig, finetune_folds, load_bottom
+    from cookproc.keyclips.folds import clip_folds, read_folds
+    from cookproc.keyclips.inputs import read_clips_parquet
+    from cookproc.keyclips.tuned_vectors import tuned_vectors_schema, tuned_vectors_table
+    from cookproc.core.schemas import atomic_write_text, write_parquet
 
     smk = snakemake  # noqa: F821
     p = smk.params
@@ -19,7 +20,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     cfg = FinetuneConfig(**p.finetune)
     if cfg.layers < 1:
         raise ValueError("keyclips.neural.finetune.layers is 0: nothing to fine-tune (the net reads the frozen vectors)")
-    clips = read_clips(smk.input.clips)
+    clips = read_clips_parquet(smk.input.clips)
     fold, inner = clip_folds(read_folds(smk.input.folds, clips), clips)
     log.info("%d clips, %d folds; fine-tuning the top %d layers of %s on %s, seed %d", len(clips),
              len(set(fold.tolist())), cfg.layers, p.encoder_path or "the packaged all-MiniLM-L6-v2", p.device, seed)

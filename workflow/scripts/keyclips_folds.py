@@ -1,13 +1,13 @@
 """Rule keyclips_folds: leave-recipes-out folds shared by every learned selector -> results/keyclips/folds.parquet."""
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
-    from cookproc.models.data import read_clips
-    from cookproc.models.folds import FOLDS, folds_table, make_folds
-    from cookproc.schemas import write_parquet
+    from cookproc.keyclips.folds import FOLDS, folds_table, make_folds
+    from cookproc.keyclips.inputs import read_clips_parquet
+    from cookproc.core.schemas import write_parquet
 
     p = snakemake.params  # noqa: F821
-    clips = read_clips(snakemake.input.clips)  # noqa: F821
+    clips = read_clips_parquet(snakemake.input.clips)  # noqa: F821
     folds = make_folds(clips, p.k, p.seed, p.inner_val_fraction)
     for f, group in folds.groupby("fold"):
         n_clips = int(clips["video_id"].isin(group["video_id"]).sum())

@@ -1,22 +1,23 @@
 """Rule keyclips_neural_*: cross-validated neural key-clip selector, one variant and one seed."""
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
 
-    from cookproc.models.crossval import TunedSentences, keyclips_table, run_neural, set_torch_threads, text_inputs
-    from cookproc.models.data import frame_sets, read_clips, tsm_sets
-    from cookproc.models.finetune import read_tuned_vectors
-    from cookproc.models.folds import read_folds
-    from cookproc.models.train import TrainConfig
-    from cookproc.schemas import KEYCLIPS, atomic_write_text, write_parquet
-    from cookproc.text_features import clip_text_features
+    from cookproc.keyclips.crossval import keyclips_table
+    from cookproc.keyclips.folds import read_folds
+    from cookproc.keyclips.inputs import frame_sets, read_clips_parquet, text_inputs, tsm_sets
+    from cookproc.keyclips.neural import TunedSentences, run_neural, set_torch_threads
+    from cookproc.keyclips.sentence_vectors import clip_text_features
+    from cookproc.keyclips.train import KeyClipTrainConfig
+    from cookproc.keyclips.tuned_vectors import read_tuned_vectors
+    from cookproc.core.schemas import KEYCLIPS, atomic_write_text, write_parquet
 
     smk = snakemake  # noqa: F821
     p = smk.params
     set_torch_threads(smk.threads)
     variant, seed = p.variant, int(smk.wildcards.seed)
-    clips = read_clips(smk.input.clips)
+    clips = read_clips_parquet(smk.input.clips)
     folds = read_folds(smk.input.folds, clips)
     log.info("%d clips, %d folds; variant %s, seed %d", len(clips), folds["fold"].nunique(), variant, seed)
 
@@ -41,7 +42,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
         log.info("visual input (%s): %d vectors of dim %d; set size mean %.1f, %d clips with an empty set",
                  p.visual_source, len(visual.vectors), visual.dim, sizes.mean(), int((sizes == 0).sum()))
 
-    cfg = TrainConfig(**p.train)
+    cfg = KeyClipTrainConfig(**p.train)
     result = run_neural(variant, clips, folds, text, visual, cfg, seed, tuned)
     system = f"neural-{variant}"
     write_parquet(keyclips_table(system, clips, result), smk.output.keyclips, KEYCLIPS,

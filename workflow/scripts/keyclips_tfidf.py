@@ -1,16 +1,16 @@
 """Rule keyclips_tfidf: TF-IDF + neighbouring-sentences logistic regression under the same folds (tfidf-lr)."""
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
-    from cookproc.models.crossval import cross_validate, keyclips_table
-    from cookproc.models.data import read_clips
-    from cookproc.models.folds import clip_folds, read_folds
-    from cookproc.models.tfidf import tfidf_fit_predict
-    from cookproc.schemas import KEYCLIPS, write_parquet
+    from cookproc.keyclips.crossval import cross_validate, keyclips_table
+    from cookproc.keyclips.folds import clip_folds, read_folds
+    from cookproc.keyclips.inputs import read_clips_parquet
+    from cookproc.keyclips.tfidf import tfidf_fit_predict
+    from cookproc.core.schemas import KEYCLIPS, write_parquet
 
     smk = snakemake  # noqa: F821
     p = smk.params
-    clips = read_clips(smk.input.clips)
+    clips = read_clips_parquet(smk.input.clips)
     folds = read_folds(smk.input.folds, clips)
     fold, inner = clip_folds(folds, clips)
     fit = tfidf_fit_predict(clips, window=p.window, ngram_max=p.ngram_max, min_df=p.min_df, C=p.C)

@@ -6,8 +6,8 @@ from cookproc.kiddon.model import Model
 from cookproc.kiddon.outputs import (FRAMES, FRAMES_KEY, clip_tuples, frames_table, key_clips, keyclips_table,
                                      segment_clips, tuples_table)
 from cookproc.kiddon.segmenter import Segmenter, Settings
-from cookproc.logs import script_logging
-from cookproc.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES, read_parquet, write_parquet
+from cookproc.core.logs import script_logging
+from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES, read_parquet, write_parquet
 
 with script_logging(snakemake) as log:
     clips = read_parquet(snakemake.input.clips, CLIPS)

@@ -1,16 +1,16 @@
 """Train the Kiddon et al. (2015) segmenter by hard EM on the transcript corpus."""
 import time
 
-from cookproc.kiddon.corpus import ITERATIONS, iterations_table, read_lexicon, read_transcripts
+from cookproc.kiddon.corpus import ITERATIONS, iterations_table, read_lexicon_words, read_transcripts
 from cookproc.kiddon.segmenter import Settings, corpus_sentences, train
-from cookproc.logs import script_logging
-from cookproc.schemas import atomic_write_text, write_parquet
+from cookproc.core.logs import script_logging
+from cookproc.core.schemas import atomic_write_text, write_parquet
 from cookproc.wordnet import has_verb_synset
 
 with script_logging(snakemake) as log:
     started = time.perf_counter()
     documents = read_transcripts(snakemake.input.transcripts)
-    lexicon = read_lexicon(snakemake.input.lexicon)
+    lexicon = read_lexicon_words(snakemake.input.lexicon)
     corpus = corpus_sentences(documents)
     log.info("read %d transcripts: %d sentences (%d distinct); lexicon of %d words",
              len(documents), sum(corpus.values()), len(corpus), len(lexicon))

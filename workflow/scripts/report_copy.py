@@ -1,7 +1,7 @@
 """Copy finished figures to the report folder (each output from the input of the same name)."""
 import shutil
 
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:
     for name in snakemake.output.keys():

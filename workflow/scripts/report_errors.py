@@ -1,7 +1,7 @@
 """Error analysis page of one system: most frequent false positives / negatives with sentences."""
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 from cookproc.report import keyclip_errors, page, tuple_errors
-from cookproc.schemas import CLIPS, KEYCLIPS, TUPLES, atomic_write_text, read_parquet
+from cookproc.core.schemas import CLIPS, KEYCLIPS, TUPLES, atomic_write_text, read_parquet
 
 with script_logging(snakemake) as log:
     p = snakemake.params
@@ -9,11 +9,11 @@ with script_logging(snakemake) as log:
     clips = read_parquet(snakemake.input.clips, CLIPS)
     if p.kind == "keyclips":
         body = keyclip_errors(clips, read_parquet(snakemake.input.system, KEYCLIPS), system=system,
-                              top=p.top, examples=p.examples)
+                              top=p.top_errors, examples=p.examples)
         title = f"Key clip errors: {system}"
     else:
         body = tuple_errors(clips, read_parquet(snakemake.input.system, TUPLES), system=system,
-                            top=p.top, examples=p.examples)
+                            top=p.top_errors, examples=p.examples)
         title = f"Tuple errors: {system}"
     atomic_write_text(snakemake.output[0], page(title, body))
     log.info("wrote %s", snakemake.output[0])

@@ -1,8 +1,8 @@
 """Rule srl_agreement: per-clip agreement of our SRL w/ heuristics verbs with upstream's SRL output."""
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:
-    from cookproc.schemas import CLIP_KEY, TUPLES, atomic_write_text, read_parquet, sort_by_key
+    from cookproc.core.schemas import CLIP_KEY, TUPLES, atomic_write_text, read_parquet, sort_by_key
     from cookproc.srl.agreement import verb_agreement
 
     ours = sort_by_key(read_parquet(snakemake.input.ours, TUPLES), CLIP_KEY)

@@ -1,10 +1,10 @@
 """Rule srl_corpus: PropBank EWT skeletons + UD EWT words -> span-SRL corpus (Parquet) + report."""
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:
     import pyarrow as pa
 
-    from cookproc.schemas import atomic_write_text, write_parquet
+    from cookproc.core.schemas import atomic_write_text, write_parquet
     from cookproc.srl.corpus import CORPUS_KEYS, SRL_CORPUS, build_corpus
 
     rows, report = build_corpus(snakemake.input.root, min_pos_agreement=snakemake.params.min_pos_agreement)

@@ -1,5 +1,5 @@
 """Rules srl_parse_*: label every benchmark sentence with one SRL backend -> results/srl/<backend>.parquet."""
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:
     import time
@@ -7,7 +7,7 @@ with script_logging(snakemake) as log:
     import pyarrow as pa
     import torch
 
-    from cookproc.schemas import CLIPS, read_parquet, write_parquet
+    from cookproc.core.schemas import CLIPS, read_parquet, write_parquet
     from cookproc.srl.frames import FRAME_KEYS, SRL_FRAMES, frame_rows
 
     backend = snakemake.params.backend

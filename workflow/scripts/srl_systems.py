@@ -1,18 +1,18 @@
 """Rules srl_systems_*: SRL parses -> key clips and tuples of SRL w/ or w/o upstream's heuristics."""
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:
     import pyarrow as pa
 
-    from cookproc.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES, read_parquet, write_parquet
+    from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES, read_parquet, write_parquet
     from cookproc.srl.frames import SRL_FRAMES, clip_frames
-    from cookproc.srl.systems import read_lexicon, system_rows
+    from cookproc.srl.baselines import read_lexicon_lines, system_rows
 
     system = snakemake.params.system
     clips = read_parquet(snakemake.input.clips, CLIPS).select(["video_id", "clip_idx"]).to_pylist()
     keys = [(c["video_id"], c["clip_idx"]) for c in clips]
     parses = clip_frames(read_parquet(snakemake.input.frames, SRL_FRAMES))
-    lexicon = read_lexicon(snakemake.input.lexicon) if snakemake.params.heuristics else frozenset()
+    lexicon = read_lexicon_lines(snakemake.input.lexicon) if snakemake.params.heuristics else frozenset()
     keyclips, tuples = system_rows(system, keys, parses, heuristics=snakemake.params.heuristics, lexicon=lexicon,
                                    verb_form=snakemake.params.verb_form)
     write_parquet(pa.Table.from_pylist(keyclips, schema=KEYCLIPS), snakemake.output.keyclips, KEYCLIPS,

@@ -1,25 +1,24 @@
 """Rule train_srl: train the BIO tagger on the EWT corpus; write the model and its EWT scores."""
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:
     import json
     import time
 
-    import pyarrow.parquet as pq
     import torch
 
-    from cookproc.schemas import atomic_write_text
+    from cookproc.core.schemas import atomic_write_text
     from cookproc.srl.corpus import SRL_CORPUS
-    from cookproc.schemas import read_parquet
-    from cookproc.srl.encoder import WordEncoder
-    from cookproc.srl.training import TrainConfig, evaluate, prepare, train_ensemble
+    from cookproc.core.schemas import read_parquet
+    from cookproc.srl.word_encoder import WordEncoder
+    from cookproc.srl.training import TaggerTrainConfig, evaluate, prepare, save_tagger, train_ensemble
 
     p = snakemake.params
-    cfg = TrainConfig(encoder=p.encoder, epochs=p.epochs, average_last_epochs=p.average,
-                      batch_size=p.batch_size, lr=p.lr, hidden=p.hidden,
-                      proj=p.proj, dropout=p.dropout, max_train_words=p.max_train_words,
-                      seed=p.seed, device=p.device, threads=snakemake.threads,
-                      predicate_tags=tuple(p.predicate_tags))
+    cfg = TaggerTrainConfig(encoder=p.encoder, epochs=p.epochs, average_checkpoints=p.average_checkpoints,
+                            batch_size=p.batch_size, learning_rate=p.learning_rate, hidden=p.hidden,
+                            projection=p.projection, dropout=p.dropout, max_train_words=p.max_train_words,
+                            seed=p.seed, device=p.device, threads=snakemake.threads,
+                            predicate_tags=tuple(p.predicate_tags))
     torch.set_num_threads(snakemake.threads)
     rows = read_parquet(snakemake.input.corpus, SRL_CORPUS).to_pylist()
     t0 = time.perf_counter()
@@ -30,7 +29,7 @@ with script_logging(snakemake) as log:
     prep_s = time.perf_counter() - t0
     tagger, members = train_ensemble(prep, cfg, n_layers, dim, p.ensemble)
     train_s = time.perf_counter() - t0 - prep_s
-    torch.save(tagger.state(), snakemake.output.model)
+    save_tagger(tagger, snakemake.output.model)
     lines = ["split\trole\tprecision\trecall\tf1\tgold\tpred\ttp"]
     for split in ("dev", "test"):
         scores = evaluate(tagger, prep, split)

@@ -1,27 +1,27 @@
 """Rule supervised_evaluate: Tables 4/5 of the supervised systems next to the paper's, and where the
 tuple gains come from (gold items stated in the sentence or absent from it)."""
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import pyarrow.csv as pcsv
-    import pyarrow.parquet as pq
 
-    from cookproc.models.data import read_clips
+    from cookproc.keyclips.inputs import read_clips_parquet
+    from cookproc.core.schemas import read_table
     from cookproc.supervised.extract import gain_by_presence
     from cookproc.tables import align_to_clips, table4, table5
     from cookproc.wordnet import verb_lemma
 
     smk = snakemake  # noqa: F821
-    # Sorted like read_clips, so the per-clip lists below line up with the frame.
-    clips = pq.read_table(smk.input.clips).sort_by([("video_id", "ascending"), ("clip_idx", "ascending")])
-    keyclips = {name: pq.read_table(path) for name, path in zip(smk.params.keyclip_names, smk.input.keyclips)}
-    tuples = {name: pq.read_table(path) for name, path in zip(smk.params.tuple_names, smk.input.tuples)}
+    # Sorted like read_clips_parquet, so the per-clip lists below line up with the frame.
+    clips = read_table(smk.input.clips).sort_by([("video_id", "ascending"), ("clip_idx", "ascending")])
+    keyclips = {name: read_table(path) for name, path in zip(smk.params.keyclip_names, smk.input.keyclips)}
+    tuples = {name: read_table(path) for name, path in zip(smk.params.tuple_names, smk.input.tuples)}
     pcsv.write_csv(table4(clips, keyclips), smk.output.table4)
     predicted = {name: keyclips[name] for name in smk.params.predicted_keyclips}
     pcsv.write_csv(table5(clips, tuples, predicted, masked=True), smk.output.table5)
 
-    frame = read_clips(smk.input.clips)
-    frame = frame.merge(pq.read_table(smk.input.clips, columns=["video_id", "clip_idx", "gold_verbs", "gold_args"])
+    frame = read_clips_parquet(smk.input.clips)
+    frame = frame.merge(read_table(smk.input.clips, columns=["video_id", "clip_idx", "gold_verbs", "gold_args"])
                         .to_pandas(), on=["video_id", "clip_idx"], validate="one_to_one")
 
     def sets(name):

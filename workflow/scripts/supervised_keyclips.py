@@ -1,27 +1,27 @@
 """Rule supervised_keyclips: out-of-fold key-clip probabilities of the supervised classifier (KEYCLIPS)."""
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
     import time
 
-    from cookproc.models.crossval import blend_with_heads, cross_validate, keyclips_table, per_fold_fit_predict
-    from cookproc.models.data import read_clips, tsm_sets
-    from cookproc.models.finetune import read_tuned_vectors
-    from cookproc.models.folds import clip_folds, read_folds
-    from cookproc.schemas import KEYCLIPS, write_parquet
-    from cookproc.srl.systems import read_lexicon
+    from cookproc.keyclips.crossval import blend_with_heads, cross_validate, keyclips_table, per_fold_fit_predict
+    from cookproc.keyclips.folds import clip_folds, read_folds
+    from cookproc.keyclips.inputs import read_clips_parquet, tsm_sets
+    from cookproc.keyclips.sentence_vectors import clip_text_features
+    from cookproc.keyclips.tuned_vectors import read_tuned_vectors
+    from cookproc.core.schemas import KEYCLIPS, write_parquet
+    from cookproc.srl.baselines import read_lexicon_lines
     from cookproc.supervised.clipfeatures import read_srl, srl_clip_features
     from cookproc.supervised.keyclips import dense_inputs, logreg_fit_predict, tsm_mean
-    from cookproc.text_features import clip_text_features
 
     smk = snakemake  # noqa: F821
     p = smk.params
     start, cpu_start = time.perf_counter(), time.process_time()
-    clips = read_clips(smk.input.clips)
+    clips = read_clips_parquet(smk.input.clips)
     fold, inner = clip_folds(read_folds(smk.input.folds, clips), clips)
     folds = sorted(set(fold.tolist()))
-    srl = srl_clip_features(clips, read_srl(smk.input.srl), read_lexicon(smk.input.lexicon))
+    srl = srl_clip_features(clips, read_srl(smk.input.srl), read_lexicon_lines(smk.input.lexicon))
     tsm = tsm_mean(tsm_sets(smk.input.tsm, clips)) if p.use_tsm else None
     labels = clips["is_key"].to_numpy().astype(bool)
     sentences = clips["sentence"].astype(str).tolist()

@@ -1,33 +1,31 @@
 """Rule supervised_tuples: out-of-fold verbs and arguments of the supervised extractor (TUPLES)."""
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
     import time
 
-    import pyarrow.parquet as pq
-
-    from cookproc.models.data import read_clips
-    from cookproc.models.folds import clip_folds, read_folds
-    from cookproc.schemas import TUPLES, write_parquet
-    from cookproc.srl.systems import read_lexicon
+    from cookproc.keyclips.folds import clip_folds, read_folds
+    from cookproc.keyclips.inputs import read_clips_parquet
+    from cookproc.keyclips.sentence_vectors import clip_text_features
+    from cookproc.core.schemas import TUPLES, read_table, write_parquet
+    from cookproc.srl.baselines import read_lexicon_lines
     from cookproc.supervised import extract
     from cookproc.supervised.clipfeatures import read_srl, read_tsm_words
-    from cookproc.text_features import clip_text_features
     from cookproc.wordnet import verb_lemma
 
     smk = snakemake  # noqa: F821
     p = dict(smk.params.model)
     start, cpu_start = time.perf_counter(), time.process_time()
-    clips = read_clips(smk.input.clips)
-    gold = pq.read_table(smk.input.clips, columns=["video_id", "clip_idx", "gold_verbs", "gold_args"]).to_pandas()
+    clips = read_clips_parquet(smk.input.clips)
+    gold = read_table(smk.input.clips, columns=["video_id", "clip_idx", "gold_verbs", "gold_args"]).to_pandas()
     clips = clips.merge(gold, on=["video_id", "clip_idx"], how="left", validate="one_to_one")
     fold, inner = clip_folds(read_folds(smk.input.folds, clips), clips)
     tsm = read_tsm_words(smk.input.tsm, clips, p["tsm_max_rank"])
     embeddings = None
     if "text" in smk.input.keys():
         embeddings = clip_text_features(smk.input.text, clips)
-    setups = extract.build_setups(clips, read_srl(smk.input.srl), tsm, read_lexicon(smk.input.lexicon),
+    setups = extract.build_setups(clips, read_srl(smk.input.srl), tsm, read_lexicon_lines(smk.input.lexicon),
                                   verb_lemma, p, embeddings)
     preds, info = extract.run(clips, fold, inner, setups, p)
     write_parquet(extract.tuples_table(smk.params.system, clips, preds), smk.output.tuples, TUPLES,

@@ -1,6 +1,6 @@
 """Table 4: key-clip selection scores of every configured and user key-clip system."""
-from cookproc.logs import script_logging
-from cookproc.schemas import CLIPS, KEYCLIPS, atomic_write_text, read_parquet
+from cookproc.core.logs import script_logging
+from cookproc.core.schemas import CLIPS, KEYCLIPS, atomic_write_text, read_parquet
 from cookproc.tables import table4, table4_wide, tidy_csv, to_csv, to_markdown
 
 with script_logging(snakemake) as log:

@@ -1,7 +1,7 @@
 """Table 5: tuple extraction scores, oracle and predicted key clips (plus the masked variant)."""
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 from cookproc.metrics import SimilarityCache
-from cookproc.schemas import CLIP_SCORES, CLIPS, KEYCLIPS, TUPLES, atomic_write_text, read_parquet, write_parquet
+from cookproc.core.schemas import CLIP_SCORES, CLIPS, KEYCLIPS, TUPLES, atomic_write_text, read_parquet, write_parquet
 from cookproc.tables import table5_with_clip_scores, table5_wide, tidy_csv, to_csv, to_markdown
 
 with script_logging(snakemake) as log:

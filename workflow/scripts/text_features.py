@@ -1,19 +1,20 @@
 """Rule text_features: sentence embeddings of every benchmark clip -> results/features/text/<name>.parquet."""
-from cookproc.logs import script_logging
+from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import torch
 
-    from cookproc.models.data import read_clips
-    from cookproc.schemas import write_parquet
-    from cookproc.text_features import embed_sentences, load_encoder, text_features_schema, text_features_table
+    from cookproc.keyclips.inputs import read_clips_parquet
+    from cookproc.keyclips.sentence_encoder import embed_sentences, load_sentence_encoder
+    from cookproc.keyclips.sentence_vectors import text_features_schema, text_features_table
+    from cookproc.core.schemas import write_parquet
 
     p = snakemake.params  # noqa: F821
     torch.set_num_threads(max(1, snakemake.threads))  # noqa: F821
     torch.manual_seed(0)  # inference only; fixed anyway so nothing can depend on a random state
-    clips = read_clips(snakemake.input.clips)  # noqa: F821
+    clips = read_clips_parquet(snakemake.input.clips)  # noqa: F821
     log.info("read %d clips from %s", len(clips), snakemake.input.clips)  # noqa: F821
-    encoder = load_encoder(p.path, pooling=p.pooling, max_length=p.max_length, device=p.device)
+    encoder = load_sentence_encoder(p.path, pooling=p.pooling, max_length=p.max_length, device=p.device)
     log.info("encoder %s (dim %d) on %s", encoder.name, encoder.dim, p.device)
     vectors = embed_sentences(clips["sentence"].tolist(), encoder, batch_size=p.batch_size, progress=True)
     table = text_features_table(clips["video_id"].tolist(), clips["clip_idx"].tolist(), vectors)

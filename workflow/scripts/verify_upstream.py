@@ -1,10 +1,10 @@
 """Check the upstream files against the pinned checksums and record what was read."""
-from cookproc.logs import script_logging
-from cookproc.schemas import atomic_write_text
+from cookproc.core.logs import script_logging
+from cookproc.core.schemas import atomic_write_text
 from cookproc.upstream import compute_checksums, format_checksums, verify
 
 with script_logging(snakemake) as log:
-    if snakemake.params.verify:
+    if snakemake.params.verify_checksums:
         rows = verify(snakemake.params.root, snakemake.input.checksums)
         log.info("all %d upstream entries match the pinned checksums", len(rows))
     else:

@@ -1,7 +1,7 @@
 """Assign TSM segments to the clips they overlap (clip times from the clips table or, for the paper
 variant, as upstream read them from the CSV)."""
-from cookproc.logs import script_logging
-from cookproc.schemas import ALIGNED_SEGMENTS, CLIPS, TSM_SEGMENTS, read_parquet, write_parquet
+from cookproc.core.logs import script_logging
+from cookproc.core.schemas import ALIGNED_SEGMENTS, CLIPS, TSM_SEGMENTS, read_parquet, write_parquet
 from cookproc.video.align import align, clip_spans
 
 with script_logging(snakemake) as log:

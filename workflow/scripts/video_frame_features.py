@@ -1,8 +1,8 @@
 """ResNet-50 features of T frames per clip of one video (or an empty part when it is skipped)."""
 import torch
 
-from cookproc.logs import script_logging
-from cookproc.schemas import CLIPS, read_parquet, write_parquet
+from cookproc.core.logs import script_logging
+from cookproc.core.schemas import CLIPS, read_parquet, write_parquet
 from cookproc.video.imaging import resolve_device
 from cookproc.video.jobs import run_video_job, write_status
 from cookproc.video.resnet import FRAME_FEATURES, FRAME_FEATURES_KEY, extract_frame_features, load_resnet50
@@ -23,7 +23,7 @@ with script_logging(snakemake) as log:
         return extract_frame_features(video, video_id, spans, model, frames_per_clip=p.frames_per_clip,
                                       resize=p.resize, crop=p.crop, batch_size=p.batch_size, device=device)
 
-    features, status = run_video_job(video_id, p.videos_dir, p.extensions, skip_bad=p.skip_bad, work=work,
+    features, status = run_video_job(video_id, p.videos_dir, p.video_extensions, skip_bad=p.skip_bad_videos, work=work,
                                      schema=FRAME_FEATURES)
     write_parquet(features, snakemake.output.features, FRAME_FEATURES, sort_keys=FRAME_FEATURES_KEY)
     write_status(snakemake.output.status, status)

@@ -1,8 +1,8 @@
 """TSM verb/noun predictions for every 5-second segment of one video (or an empty part when skipped)."""
 import torch
 
-from cookproc.logs import script_logging
-from cookproc.schemas import TSM_SEGMENTS, write_parquet
+from cookproc.core.logs import script_logging
+from cookproc.core.schemas import TSM_SEGMENTS, write_parquet
 from cookproc.video.epic import NOUN, VERB, read_epic_classes
 from cookproc.video.imaging import resolve_device
 from cookproc.video.jobs import run_video_job, write_status
@@ -24,7 +24,7 @@ with script_logging(snakemake) as log:
         return predict_video(video, video_id, model, verbs, nouns, segment_s=p.segment_s, top_k=p.top_k,
                              resize=p.resize, crop=p.crop, batch_size=p.batch_size, device=device)
 
-    segments, status = run_video_job(video_id, p.videos_dir, p.extensions, skip_bad=p.skip_bad, work=work,
+    segments, status = run_video_job(video_id, p.videos_dir, p.video_extensions, skip_bad=p.skip_bad_videos, work=work,
                                      schema=TSM_SEGMENTS)
     write_parquet(segments, snakemake.output.segments, TSM_SEGMENTS, sort_keys=("video_id", "segment_idx", "rank"))
     write_status(snakemake.output.status, status)

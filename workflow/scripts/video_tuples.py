@@ -1,6 +1,6 @@
 """Visual-only, naive-fusion and oracle-fusion tuple systems of one TSM source and variant."""
-from cookproc.logs import script_logging
-from cookproc.schemas import ALIGNED_SEGMENTS, CLIP_KEY, CLIPS, TUPLES, read_parquet, write_parquet
+from cookproc.core.logs import script_logging
+from cookproc.core.schemas import ALIGNED_SEGMENTS, CLIP_KEY, CLIPS, TUPLES, read_parquet, write_parquet
 from cookproc.video.epic import NOUN, VERB, read_epic_classes
 from cookproc.video.tuples import VisualConfig, build_visual_systems, system_name
 

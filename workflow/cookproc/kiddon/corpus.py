@@ -6,7 +6,7 @@ from typing import Sequence
 
 import pyarrow as pa
 
-from cookproc.errors import InputError
+from cookproc.core.errors import InputError
 
 from .segmenter import IterationStats
 
@@ -48,7 +48,7 @@ def read_transcripts(folder: str | Path) -> list[list[str]]:
     return [_read_lines(p) for p in paths]
 
 
-def read_lexicon(path: str | Path) -> list[str]:
+def read_lexicon_words(path: str | Path) -> list[str]:
     """The cooking lexicon: one word a line (blank lines skipped), lowercased."""
     path = Path(path)
     words = []

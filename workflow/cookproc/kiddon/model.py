@@ -188,7 +188,7 @@ class Model:
 
     @classmethod
     def from_json(cls, text: str, *, path: str = "<model>") -> "Model":
-        from cookproc.errors import InputError
+        from cookproc.core.errors import InputError
 
         try:
             doc = json.loads(text)

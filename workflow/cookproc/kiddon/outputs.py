@@ -17,7 +17,7 @@ from typing import Iterable, Sequence
 
 import pyarrow as pa
 
-from cookproc.schemas import KEYCLIPS, TUPLES
+from cookproc.core.schemas import KEYCLIPS, TUPLES
 
 from .model import Model
 from .roles import DOBJ, PARG, assign_roles

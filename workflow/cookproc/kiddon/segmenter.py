@@ -9,6 +9,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
+from cookproc.core.logs import Progress
+
 from .model import Model, corpus_vocabulary, initial_model, m_step
 from .search import Frame, valid_labellings
 from .text import (CAND, DEFAULT_IGNORE_WORDS, base_tags, candidate_tags, ignore_reason,
@@ -167,7 +169,8 @@ def train(corpus: Counter[Sentence], lexicon: Iterable[str], can_be_verb: Callab
         started = time.perf_counter()
         frame_scores: dict = {}
         labelled, scores, n_parsed = [], [], 0
-        for tokens in sentences:
+        progress = Progress(f"EM iteration {iteration}/{iterations}, E-step", len(sentences), unit="sentences", log=log)
+        for tokens in progress.iterate(sentences):
             parse = segmenter.parse(tokens, model, frame_scores)
             if parse.frames:
                 weight = corpus[tokens]

@@ -2,8 +2,11 @@
 
 Modules: ``corpus`` (PropBank EWT -> span-SRL corpus), ``bio`` (BIO <-> spans, constrained
 decoding), ``syntax`` (spaCy: tokenising transcripts, predicates, dependency features),
-``encoder`` (frozen Hugging Face encoder -> word features), ``tagger`` (the BIO tagger),
+``word_encoder`` (frozen Hugging Face encoder -> word features), ``tagger`` (the BIO tagger),
 ``training`` (training and span P/R/F1), ``predict`` (labelling sentences), ``spacy_backend``
 (dependency-rule SRL), ``allennlp`` (importer of AllenNLP predictor JSON), ``frames`` (the parse
-table shared by every backend) and ``systems`` (upstream's heuristics -> key clips and tuples).
+table shared by every backend) and ``baselines`` (upstream's heuristics -> the SRL baselines' key
+clips and tuples).
+
+Torch: word_encoder, tagger, training, predict; every other module is torch-free.
 """

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from cookproc.errors import InputError
+from cookproc.core.errors import InputError
 from cookproc.srl.bio import allennlp_chunks
 from cookproc.srl.frames import Chunk
 

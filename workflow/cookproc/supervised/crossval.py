@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from cookproc.metrics import SimilarityCache, score_clips
-from cookproc.models.folds import split_indices
+from cookproc.keyclips.folds import split_indices
+from cookproc.core.logs import Progress
 from cookproc.supervised import tuples as T
 from cookproc.supervised.verbclf import VerbClassifier, add_classifier_candidates
 
@@ -76,7 +77,9 @@ def cross_validate_field(setup: FieldSetup, fold: np.ndarray, inner: np.ndarray,
     has_gold = np.array([bool(g) for g in setup.gold])
     out: list[list[str] | None] = [None] * n
     info = {}
-    for f in sorted(np.unique(fold).tolist()):
+    folds = sorted(np.unique(fold).tolist())
+    progress = Progress(f"{setup.name} cross-validation", len(folds), unit="folds", log=log)
+    for f in folds:
         start = time.perf_counter()
         train, val, test = split_indices(fold, inner, f)
         train_lab = train[has_gold[train]]  # annotated clips: where the gold decides every label
@@ -115,6 +118,7 @@ def cross_validate_field(setup: FieldSetup, fold: np.ndarray, inner: np.ndarray,
         info[f] = {"threshold": best_t, "val_f1": round(best_f1, 4), "train_candidates": int(rows_train.sum()),
                    "seconds": round(time.perf_counter() - start, 1)}
         log.info("%s fold %d: %s", setup.name, f, info[f])
+        progress.step()
     missing = [i for i, v in enumerate(out) if v is None]
     if missing:
         raise RuntimeError(f"{len(missing)} clips never predicted")

@@ -16,7 +16,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from cookproc.models.data import VisualSets, context_features, layout_features
+from cookproc.keyclips.inputs import VisualSets, context_features, layout_features
 
 
 def tsm_mean(visual: VisualSets) -> np.ndarray:
@@ -47,7 +47,7 @@ def dense_inputs(clips: pd.DataFrame, embeddings: np.ndarray, srl: np.ndarray, t
 
 def logreg_fit_predict(dense: np.ndarray, sentences: list[str], labels: np.ndarray, *, C: float,
                        ngram_max: int, min_df: int, max_iter: int = 2000):
-    """A cookproc.models.crossval FitPredict: every statistic (scaler, vocabulary) from training clips only."""
+    """A cookproc.keyclips.crossval FitPredict: every statistic (scaler, vocabulary) from training clips only."""
 
     def fit(train: np.ndarray, val: np.ndarray, test: np.ndarray):
         scaler = StandardScaler().fit(dense[train])

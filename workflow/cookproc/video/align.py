@@ -24,8 +24,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from cookproc.errors import InputError
-from cookproc.schemas import ALIGNED_SEGMENTS, TSM_SEGMENTS
+from cookproc.core.errors import InputError
+from cookproc.core.schemas import ALIGNED_SEGMENTS, TSM_SEGMENTS
 
 TIMINGS = ("clips", "upstream")
 UPSTREAM_OPEN_END_S = 1_000_000.0

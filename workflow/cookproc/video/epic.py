@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from cookproc.errors import InputError
+from cookproc.core.errors import InputError
 
 VERB, NOUN = "verb", "noun"
 

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from cookproc.errors import InputError
+from cookproc.core.errors import InputError
 
 DEFAULT_EXTENSIONS = ("mp4", "mkv", "webm", "avi", "mov")
 

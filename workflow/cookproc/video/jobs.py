@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from cookproc.schemas import atomic_write_text, conform
+from cookproc.core.schemas import atomic_write_text, read_parquet
 from cookproc.video.frames import Video, VideoError, find_video, open_video, verify_decodable
 
 log = logging.getLogger(__name__)
@@ -69,7 +68,7 @@ def read_status(path: str | Path) -> VideoStatus:
 
 def gather(parts: Sequence[str | Path], statuses: Sequence[str | Path], schema: pa.Schema) -> tuple[pa.Table, list[VideoStatus]]:
     """Concatenate per-video tables (checked against ``schema``); the skipped videos, sorted."""
-    tables = [conform(pq.read_table(p), schema, what=str(p)) for p in parts]
+    tables = [read_parquet(p, schema) for p in parts]
     table = pa.concat_tables(tables) if tables else schema.empty_table()
     skipped = sorted((s for s in map(read_status, statuses) if s.status != "ok"), key=lambda s: s.video_id)
     return table, skipped

@@ -15,7 +15,8 @@ import torch
 import torchvision
 from torch import nn
 
-from cookproc.errors import InputError
+from cookproc.core.errors import InputError
+from cookproc.core.logs import Progress
 from cookproc.video.frames import Video, centre_indices
 from cookproc.video.imaging import preprocess
 
@@ -108,6 +109,7 @@ def extract_frame_features(video: Video, video_id: str, clips: Sequence[tuple[in
     times = video.frame_times([f for _, f in samples])
     embeddings = np.empty((len(samples), EMBEDDING_DIM), dtype=np.float32)
     done = 0
+    progress = Progress(f"{video_id}: ResNet-50 features", len(samples), unit="frames", log=log)
     for batch in _batches(samples, batch_size):
         images = preprocess(video.read([f for _, f in batch]), resize=resize, crop=crop).to(device)
         out = model(images)
@@ -115,6 +117,7 @@ def extract_frame_features(video: Video, video_id: str, clips: Sequence[tuple[in
             raise RuntimeError(f"ResNet-50 returned {tuple(out.shape)}, expected ({len(batch)}, {EMBEDDING_DIM})")
         embeddings[done:done + len(batch)] = out.float().cpu().numpy()
         done += len(batch)
+        progress.step(len(batch))
     log.info("%s: %d frames of %d clips", video_id, len(samples), len(clips))
     flat = pa.array(embeddings.reshape(-1), type=pa.float32())
     return pa.table(

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from cookproc.errors import InputError
-from cookproc.schemas import TSM_SEGMENTS
+from cookproc.core.errors import InputError
+from cookproc.core.schemas import TSM_SEGMENTS
 from cookproc.video.epic import EpicClasses
 
 HALF_S = 5.0

@@ -18,8 +18,9 @@ import torch
 import torchvision
 from torch import nn
 
-from cookproc.errors import InputError
-from cookproc.schemas import TSM_SEGMENTS
+from cookproc.core.errors import InputError
+from cookproc.core.logs import Progress
+from cookproc.core.schemas import TSM_SEGMENTS
 from cookproc.video.epic import EpicClasses
 from cookproc.video.frames import Video, centre_indices, fixed_segments
 from cookproc.video.imaging import preprocess
@@ -213,6 +214,7 @@ def predict_video(video: Video, video_id: str, model: TSM, verbs: EpicClasses, n
         segments = segments[:-2] + [(segments[-2][0], segments[-1][1])]
     indices = segment_frame_indices(video, segments, model.segment_count)
     rows = {name: [] for name in TSM_SEGMENTS.names}
+    progress = Progress(f"{video_id}: TSM", len(segments), unit="segments", log=log)
     for b in range(0, len(segments), batch_size):
         batch = indices[b:b + batch_size]
         frames = video.read([i for seg in batch for i in seg])
@@ -235,6 +237,7 @@ def predict_video(video: Video, video_id: str, model: TSM, verbs: EpicClasses, n
                 rows["noun_class"].append(int(noun_i[j, rank]))
                 rows["noun_key"].append(nouns.keys[int(noun_i[j, rank])])
                 rows["noun_score"].append(float(noun_p[j, rank]))
+        progress.step(len(batch))
     log.info("%s: %d segments of %.1f s", video_id, len(segments), segment_s)
     return pa.table({name: pa.array(values, TSM_SEGMENTS.field(name).type) for name, values in rows.items()},
                     schema=TSM_SEGMENTS)

@@ -37,7 +37,7 @@ from typing import Iterable, Sequence
 import pyarrow as pa
 
 from cookproc.metrics import fuzz_partial_ratio
-from cookproc.schemas import TUPLES
+from cookproc.core.schemas import TUPLES
 from cookproc.video.epic import NOUN, VERB, EpicClasses
 
 log = logging.getLogger(__name__)

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cookproc.errors import InputError
+from cookproc.core.errors import InputError
 from cookproc.metrics import score_keyclips
-from cookproc.models.data import align_rows
-from cookproc.schemas import KEYCLIPS, read_parquet
+from cookproc.keyclips.inputs import align_rows
+from cookproc.core.schemas import KEYCLIPS, read_parquet
 
 _SEED = re.compile(r"\.seed(\d+)\.parquet$")
 

@@ -13,9 +13,9 @@ import os
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from cookproc.errors import InputError
+from cookproc.core.errors import InputError
+from cookproc.core.schemas import read_table
 
 #: One row per benchmark video: its recipe and the fold that holds the recipe out.
 FOLDS = pa.schema(
@@ -101,7 +101,7 @@ def folds_table(folds: pd.DataFrame) -> pa.Table:
 
 def read_folds(path: str | os.PathLike, clips: pd.DataFrame) -> pd.DataFrame:
     """Read a folds file and check it covers every clip's video, with one fold per recipe."""
-    table = pq.read_table(path)
+    table = read_table(path)
     missing = [c for c in FOLDS.names if c not in table.column_names]
     if missing:
         raise InputError(path, f"missing columns {missing}; expected {FOLDS.names}")

@@ -4,16 +4,24 @@ Every intermediate of the workflow is a Parquet file with an explicit schema: a 
 guesses a type, and a writer validates before it writes. Writes are atomic (temporary file, then
 rename) and deterministic (rows sorted by key, no pandas index, fixed writer options), so the same
 inputs give byte-identical files whatever PYTHONHASHSEED is.
+
+Files carry page checksums and a digest of every column (``cookproc.core.integrity``); ``read_table``,
+the one reader for data, verifies both, so damage is an ``IntermediateError`` naming the file and
+never silently different data.
 """
 from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, NoReturn, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from cookproc.core import integrity
+from cookproc.core.errors import InputError, IntermediateError
 
 STRING_LIST = pa.list_(pa.string())
 
@@ -189,37 +197,117 @@ def sort_by_key(table: pa.Table, keys: Sequence[str]) -> pa.Table:
 
 def write_parquet(table: pa.Table, path: str | os.PathLike, schema: pa.Schema, *,
                   sort_keys: Sequence[str] | None = None) -> None:
-    """Validate ``table`` against ``schema`` and write it atomically and deterministically."""
+    """Validate ``table`` against ``schema`` and write it atomically and deterministically, with
+    page checksums and column digests (see :func:`read_table`)."""
     path = Path(path)
     table = conform(table, schema, what=str(path))
     if sort_keys:
         table = sort_by_key(table, sort_keys)
-    table = table.replace_schema_metadata(None)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _readable_temp(path)
-    try:
+    table = table.replace_schema_metadata(integrity.digest_metadata(table))
+    with atomic_output(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", write_statistics=True,
-                       use_dictionary=True, store_schema=True)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+                       use_dictionary=True, store_schema=True, write_page_checksum=True)
+
+
+def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None) -> pa.Table:
+    """Read with page-checksum verification and check the column digests when the file has them.
+    Raises integrity.Damage for damage, InputError for a column the (intact) file does not have."""
+    try:
+        # The reader never looks at the leading magic number; damage there is damage all the same.
+        with open(path, "rb") as raw:
+            if raw.read(4) not in (b"PAR1", b"PARE"):
+                raise integrity.Damage("no Parquet magic number at its start")
+        with pq.ParquetFile(path, page_checksum_verification=True) as handle:
+            names = handle.schema_arrow.names
+            digests = integrity.stored_digests(handle.metadata.metadata)
+            if digests is not None and sorted(digests) != sorted(names):
+                raise integrity.Damage(f"its columns {sorted(names)} are not those it was written with "
+                                       f"{sorted(digests)}")
+            missing = [c for c in (columns or ()) if c not in names]
+            if missing:
+                table = None
+            else:
+                table = handle.read(columns=None if columns is None else list(columns))
+                # Damaged headers can decode to arrays that break Arrow's own invariants.
+                table.validate(full=True)
+                if digests is not None:
+                    integrity.verify_digests(table, digests)
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
+    # Whatever a corrupt file makes the decoder raise (pyarrow's errors are OSError/ValueError/
+    # IndexError subclasses; absurd sizes in a damaged header can also exhaust memory).
+    except (pa.ArrowException, OSError, ValueError, EOFError, IndexError, MemoryError) as exc:
+        raise integrity.Damage(" ".join(str(exc).split())[:300] or type(exc).__name__) from None
+    if missing:
+        raise InputError(path, f"has no column(s) {missing}; its columns are {names}")
+    metadata = {k: v for k, v in (table.schema.metadata or {}).items() if k != integrity.DIGESTS_KEY}
+    return table.replace_schema_metadata(metadata or None)
+
+
+def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None) -> pa.Table:
+    """Read a Parquet file (all columns, or ``columns`` in that order), verified.
+
+    Every page's checksum is checked, and the content of each column read is checked against the
+    digest ``write_parquet`` stored (files without digests, e.g. user-supplied ones, get the page
+    checksums only). A damaged or truncated file raises ``IntermediateError`` naming it and saying
+    how to rebuild it; a workflow output (a file under ``results/``) is first moved aside to
+    ``<file>.damaged``, so that the next ``snakemake`` run finds it missing and rebuilds it.
+    A column the file lacks raises ``InputError``."""
+    try:
+        return _read_checked(path, columns)
+    except integrity.Damage as exc:
+        _raise_damaged(path, str(exc))
+
+
+def column_names(path: str | os.PathLike) -> list[str]:
+    """The column names of a Parquet file, read from its footer; damage is reported (and a workflow
+    output moved aside) as by :func:`read_table`, which then verifies the data read."""
+    try:
+        with open(path, "rb") as raw:
+            if raw.read(4) not in (b"PAR1", b"PARE"):
+                raise integrity.Damage("no Parquet magic number at its start")
+        return pq.read_schema(path).names
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
+        raise
+    except integrity.Damage as exc:
+        _raise_damaged(path, str(exc))
+    except (pa.ArrowException, OSError, ValueError, EOFError, IndexError, MemoryError) as exc:
+        _raise_damaged(path, " ".join(str(exc).split())[:300] or type(exc).__name__)
+
+
+def _raise_damaged(path: str | os.PathLike, reason: str) -> NoReturn:
+    """Raise IntermediateError for a damaged file, moving a workflow output aside first."""
+    if not integrity.is_workflow_output(path):
+        raise IntermediateError(path, reason, "it is not under results/, so no rule rebuilds it: "
+                                              "replace it with an intact copy")
+    moved_to = integrity.move_aside(path)
+    if moved_to is None:
+        raise IntermediateError(path, reason, f"rebuild it with `snakemake --forcerun {os.path.relpath(path)}`")
+    raise IntermediateError(path, reason, f"moved it aside to {moved_to}; run `snakemake` again to rebuild it",
+                            moved_to=moved_to)
 
 
 def read_parquet(path: str | os.PathLike, schema: pa.Schema) -> pa.Table:
-    """Read a Parquet file and check it against ``schema`` (naming the file on mismatch)."""
-    return conform(pq.read_table(path), schema, what=str(path))
+    """Read a Parquet file verified (:func:`read_table`) and check it against ``schema``."""
+    return conform(read_table(path), schema, what=str(path))
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write a text file through a temporary file and a rename."""
+@contextmanager
+def atomic_output(path: str | os.PathLike) -> Iterator[str]:
+    """A temporary path beside ``path`` to write to; it replaces ``path`` when the block ends
+    normally and is removed otherwise, so a failed job never leaves a half-written file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _readable_temp(path)
     try:
-        with open(tmp, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        yield tmp
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write a text file through a temporary file and a rename."""
+    with atomic_output(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)

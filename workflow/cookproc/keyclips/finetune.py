@@ -7,9 +7,10 @@ once for every clip (:class:`FrozenBottom`, shared by all folds and seeds), and 
 own copy of the top layers plus a linear head on its training recipes (AdamW, linear decay,
 batches of similar length drawn from shuffled chunks). The epoch with the lowest inner-validation
 loss is kept, and its mean-pooled sentence vectors for all clips replace the frozen ones as the
-key-clip net's ``s`` (cookproc.models.crossval). Test clips never touch the fine-tuning. The
+key-clip net's ``s`` (cookproc.keyclips.neural). Test clips never touch the fine-tuning. The
 vectors and the tuned head's own probabilities of every fold are one Parquet file per seed (rule
-keyclips_finetune), so the net's settings can change without fine-tuning again.
+keyclips_finetune; written and read by cookproc.keyclips.tuned_vectors), so the net's settings can
+change without fine-tuning again.
 """
 from __future__ import annotations
 
@@ -17,18 +18,18 @@ import copy
 import logging
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
 import torch
 from torch import nn
 
-from cookproc.errors import InputError
-from cookproc.models.folds import split_indices
-from cookproc.text_features import embedding_matrix, local_model_dir, mean_pool
+from cookproc.core.errors import InputError
+from cookproc.keyclips.folds import split_indices
+from cookproc.keyclips.sentence_encoder import local_model_dir, mean_pool
+from cookproc.keyclips.tuned_vectors import FoldVectors
+from cookproc.core.logs import Progress
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +93,7 @@ class FrozenBottom:
         bottom = copy.deepcopy(model)  # only the frozen layers run here
         bottom.encoder.layer = nn.ModuleList(list(_layer_list(bottom))[:cut])
         bottom.to(device)
+        progress = Progress(f"frozen bottom {cut} layers", -(-len(order) // batch_size), unit="batches", log=log)
         with torch.no_grad():
             for start in range(0, len(order), batch_size):
                 idx = order[start:start + batch_size]
@@ -102,6 +104,7 @@ class FrozenBottom:
                     n = int(enc["attention_mask"][row].sum())
                     self.states[i] = hidden[row, :n].clone()
                     self.lengths[i] = n
+                progress.step()
 
     def top(self) -> nn.Module:
         """A trainable copy of the top layers, called as ``top(inputs_embeds=states, attention_mask=mask)``."""
@@ -180,12 +183,19 @@ def _run(net: _Tuned, bottom: FrozenBottom, idx: np.ndarray, fn: str, batch_size
     return torch.cat(out).cpu()[torch.from_numpy(back)]
 
 
+def training_batches(n_train: int, cfg: FinetuneConfig) -> int:
+    """Optimiser steps of one fine-tuning on ``n_train`` clips."""
+    return cfg.epochs * -(-n_train // cfg.batch_size)
+
+
 def finetune_sentence_vectors(bottom: FrozenBottom, labels: np.ndarray, train_idx: np.ndarray, val_idx: np.ndarray,
-                              cfg: FinetuneConfig, seed: int) -> tuple[np.ndarray, np.ndarray, dict]:
+                              cfg: FinetuneConfig, seed: int, progress: Progress | None = None
+                              ) -> tuple[np.ndarray, np.ndarray, dict]:
     """Fine-tune the top layers on ``train_idx`` (best epoch by ``val_idx`` loss).
 
     Returns the tuned sentence vector of every clip, the tuned head's key-clip probability of every
-    clip, and a summary (best epoch, validation loss per epoch).
+    clip, and a summary (best epoch, validation loss per epoch). ``progress``: stepped once a batch
+    (default: a progress of its own).
     """
     if cfg.layers < 1 or cfg.epochs < 1:
         raise ValueError(f"fine-tuning needs layers >= 1 and epochs >= 1, got {cfg.layers} / {cfg.epochs}")
@@ -196,7 +206,8 @@ def finetune_sentence_vectors(bottom: FrozenBottom, labels: np.ndarray, train_id
     net = _Tuned(bottom.top(), bottom.hidden_size).to(bottom.device)
     opt = torch.optim.AdamW([{"params": net.top.parameters(), "lr": cfg.lr},
                              {"params": net.head.parameters(), "lr": cfg.head_lr}], weight_decay=cfg.weight_decay)
-    steps = cfg.epochs * -(-len(train_idx) // cfg.batch_size)
+    steps = training_batches(len(train_idx), cfg)
+    progress = progress or Progress("fine-tuning", steps, unit="batches", log=log)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, [lambda s: max(0.0, 1.0 - s / steps), lambda s: 1.0])
     loss_fn = nn.BCEWithLogitsLoss()
     y = torch.from_numpy(np.asarray(labels, dtype=np.float32))  # on the CPU, as the scores _run returns
@@ -204,12 +215,16 @@ def finetune_sentence_vectors(bottom: FrozenBottom, labels: np.ndarray, train_id
     best_loss, best_state, best_epoch, history = float("inf"), None, -1, []
     for epoch in range(cfg.epochs):
         net.train()
+        epoch_loss, batches = 0.0, 0  # the loss summed on the device: read only when progress logs
         for b in length_batches(np.asarray(train_idx), bottom.lengths, cfg.batch_size, cfg.chunk_batches, gen):
             states, mask = bottom.batch(b)
             opt.zero_grad()
-            loss_fn(net(states, mask), y[torch.from_numpy(b)].to(bottom.device)).backward()
+            loss = loss_fn(net(states, mask), y[torch.from_numpy(b)].to(bottom.device))
+            loss.backward()
             opt.step()
             sched.step()
+            epoch_loss, batches = epoch_loss + loss.detach(), batches + 1
+            progress.step(epoch=f"{epoch + 1}/{cfg.epochs}", loss=lambda: float(epoch_loss) / batches)
         val_loss = float(loss_fn(_run(net, bottom, np.asarray(val_idx), "forward"), val_y))
         history.append(round(val_loss, 5))
         if val_loss < best_loss:
@@ -223,86 +238,19 @@ def finetune_sentence_vectors(bottom: FrozenBottom, labels: np.ndarray, train_id
     return vectors, head, {"finetune_best_epoch": best_epoch, "finetune_val_loss": history}
 
 
-@dataclass
-class FoldVectors:
-    """What fold f's fine-tuned encoder (trained without fold f's recipes) gives every clip."""
-
-    vectors: np.ndarray  # [n_clips, dim] float32 sentence vectors
-    head: np.ndarray  # [n_clips] float64 key-clip probability of the tuned linear head
-    info: dict = field(default_factory=dict)
-
-
 def finetune_folds(bottom: FrozenBottom, labels: np.ndarray, fold: np.ndarray, inner: np.ndarray,
                    cfg: FinetuneConfig, seed: int) -> dict[int, FoldVectors]:
-    """One fine-tuning per held-out fold, on the other folds' training recipes (cookproc.models.folds)."""
+    """One fine-tuning per held-out fold, on the other folds' training recipes (cookproc.keyclips.folds)."""
     out = {}
-    for f in sorted(np.unique(fold).tolist()):
+    folds = sorted(np.unique(fold).tolist())
+    # One progress over every fold's batches: its ETA is that of the whole fine-tuning.
+    progress = Progress("fine-tuning", sum(training_batches(len(split_indices(fold, inner, f)[0]), cfg) for f in folds),
+                        unit="batches", log=log)
+    for k, f in enumerate(folds, start=1):
         train, val, _ = split_indices(fold, inner, f)
         start = time.perf_counter()
-        vectors, head, info = finetune_sentence_vectors(bottom, labels, train, val, cfg, seed)
+        progress.what = f"fine-tuning (seed {seed}), fold {k}/{len(folds)}"
+        vectors, head, info = finetune_sentence_vectors(bottom, labels, train, val, cfg, seed, progress)
         out[f] = FoldVectors(vectors, head, {**info, "seconds": round(time.perf_counter() - start, 1)})
         log.info("fold %d: fine-tuned on %d clips, %s", f, len(train), out[f].info)
-    return out
-
-
-def tuned_vectors_schema(dim: int) -> pa.Schema:
-    """One row per (held-out fold, clip): what that fold's tuned encoder gives the clip."""
-    return pa.schema(
-        [
-            pa.field("fold", pa.int32(), nullable=False),
-            pa.field("video_id", pa.string(), nullable=False),
-            pa.field("clip_idx", pa.int32(), nullable=False),
-            pa.field("embedding", pa.list_(pa.float32(), dim), nullable=False),
-            pa.field("head_score", pa.float64(), nullable=False),
-        ]
-    )
-
-
-def tuned_vectors_table(clips: pd.DataFrame, tuned: dict[int, FoldVectors]) -> pa.Table:
-    """The :func:`tuned_vectors_schema` table of :func:`finetune_folds`' output, rows in fold, clip order."""
-    folds = sorted(tuned)
-    dim = tuned[folds[0]].vectors.shape[1]
-    n = len(clips)
-    flat = np.concatenate([np.ascontiguousarray(tuned[f].vectors, dtype=np.float32).reshape(-1) for f in folds])
-    return pa.table(
-        {"fold": pa.array(np.repeat(np.asarray(folds, dtype=np.int32), n)),
-         "video_id": pa.array(clips["video_id"].astype(str).tolist() * len(folds), pa.string()),
-         "clip_idx": pa.array(np.tile(clips["clip_idx"].to_numpy().astype(np.int32), len(folds))),
-         "embedding": pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), dim),
-         "head_score": pa.array(np.concatenate([tuned[f].head for f in folds]).astype(np.float64))},
-        schema=tuned_vectors_schema(dim),
-    )
-
-
-def read_tuned_vectors(path: str | os.PathLike, clips: pd.DataFrame, folds: Sequence[int]) -> dict[int, FoldVectors]:
-    """Read a tuned-vectors file: for each of ``folds``, rows aligned to ``clips`` (every clip exactly once)."""
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(path)
-    missing = [c for c in tuned_vectors_schema(1).names if c not in table.column_names]
-    if missing:
-        raise InputError(path, f"missing columns {missing}; expected {tuned_vectors_schema(1).names}")
-    matrix = embedding_matrix(table, path)
-    frame = pd.DataFrame({"fold": table.column("fold").to_numpy(), "video_id": table.column("video_id").to_pylist(),
-                          "clip_idx": table.column("clip_idx").to_numpy(),
-                          "head_score": table.column("head_score").to_numpy()})
-    position = {key: i for i, key in enumerate(zip(clips["video_id"].astype(str), clips["clip_idx"].astype(int)))}
-    extra = sorted(set(frame["fold"].tolist()) - set(folds))
-    if extra:
-        raise InputError(path, f"vectors of folds {extra}, which the key-clip folds do not have (stale file?)")
-    out = {}
-    for f in folds:
-        rows = np.flatnonzero(frame["fold"].to_numpy() == f)
-        at = np.array([position.get(key, -1) for key in zip(frame["video_id"].iloc[rows], frame["clip_idx"].iloc[rows])],
-                      dtype=np.int64)
-        if (at < 0).any():
-            bad = rows[np.flatnonzero(at < 0)[0]]
-            raise InputError(path, f"row {bad}: fold {f}, clip {frame.video_id[bad]}#{frame.clip_idx[bad]} is not in "
-                                   "the clip table")
-        if len(at) != len(clips) or len(np.unique(at)) != len(clips):
-            raise InputError(path, f"fold {f}: {len(np.unique(at))} distinct clips in {len(at)} rows, expected each "
-                                   f"of the {len(clips)} clips once")
-        order = np.empty(len(clips), dtype=np.int64)
-        order[at] = rows
-        out[f] = FoldVectors(matrix[order], frame["head_score"].to_numpy()[order].astype(np.float64))
     return out

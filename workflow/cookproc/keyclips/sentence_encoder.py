@@ -7,7 +7,8 @@ a sentence-transformers directory (with ``modules.json``) is used with its own p
 transformer directory (e.g. ``bert-base-uncased``) with mean or [CLS] pooling.
 
 Identical sentences are encoded once; sentences are batched in length order (fewer pad tokens);
-the result is one float32 vector per clip, written with an explicit fixed-size-list schema.
+the result is one float32 vector per clip. Loading and running the encoder needs torch; writing and
+reading the vectors does not (cookproc.keyclips.sentence_vectors).
 """
 from __future__ import annotations
 
@@ -18,27 +19,15 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
-import pyarrow as pa
 
 from cookproc import encoders
-from cookproc.errors import InputError
-from cookproc.models.data import align_rows
+from cookproc.core.errors import InputError
+from cookproc.core.logs import Progress
 
 log = logging.getLogger(__name__)
 
 #: Pooling modes for plain (non sentence-transformers) Hugging Face encoders.
 POOLINGS = ("mean", "cls")
-
-
-def text_features_schema(dim: int) -> pa.Schema:
-    """One row per clip: the sentence vector of one encoder (``dim`` depends on the encoder)."""
-    return pa.schema(
-        [
-            pa.field("video_id", pa.string(), nullable=False),
-            pa.field("clip_idx", pa.int32(), nullable=False),
-            pa.field("embedding", pa.list_(pa.float32(), dim), nullable=False),
-        ]
-    )
 
 
 def default_encoder_path() -> Path:
@@ -71,7 +60,7 @@ def mean_pool(hidden, mask):
 
 
 @dataclass
-class Encoder:
+class SentenceEncoder:
     """A loaded sentence encoder: ``encode(batch of strings) -> float32 array [batch, dim]``."""
 
     name: str
@@ -79,8 +68,8 @@ class Encoder:
     encode_batch: Callable[[Sequence[str]], np.ndarray]
 
 
-def load_encoder(path: str | os.PathLike | None, *, pooling: str = "mean", max_length: int = 256,
-                 device: str = "cpu") -> Encoder:
+def load_sentence_encoder(path: str | os.PathLike | None, *, pooling: str = "mean", max_length: int = 256,
+                          device: str = "cpu") -> SentenceEncoder:
     """Load a sentence encoder from a local directory, offline (no hub access is attempted)."""
     import torch
 
@@ -102,7 +91,7 @@ def load_encoder(path: str | os.PathLike | None, *, pooling: str = "mean", max_l
                                show_progress_bar=False, normalize_embeddings=False)
             return np.asarray(out, dtype=np.float32)
 
-        return Encoder(path.name, dim, encode_st)
+        return SentenceEncoder(path.name, dim, encode_st)
 
     from transformers import AutoModel, AutoTokenizer
 
@@ -121,10 +110,10 @@ def load_encoder(path: str | os.PathLike | None, *, pooling: str = "mean", max_l
             pooled = mean_pool(hidden, enc["attention_mask"])
         return pooled.float().cpu().numpy()
 
-    return Encoder(path.name, dim, encode_hf)
+    return SentenceEncoder(path.name, dim, encode_hf)
 
 
-def embed_sentences(sentences: Sequence[str], encoder: Encoder, *, batch_size: int = 64,
+def embed_sentences(sentences: Sequence[str], encoder: SentenceEncoder, *, batch_size: int = 64,
                     progress: bool = False) -> np.ndarray:
     """Encode ``sentences`` (duplicates once, batched in length order); rows follow the input order."""
     if batch_size < 1:
@@ -134,9 +123,7 @@ def embed_sentences(sentences: Sequence[str], encoder: Encoder, *, batch_size: i
     vectors = np.zeros((len(unique), encoder.dim), dtype=np.float32)
     starts = range(0, len(order), batch_size)
     if progress:
-        from tqdm import tqdm
-
-        starts = tqdm(starts, desc="encoding", unit="batch", mininterval=10)
+        starts = Progress(f"encoding {len(unique)} sentences", len(starts), unit="batches", log=log).iterate(starts)
     for start in starts:
         idx = order[start:start + batch_size]
         out = encoder.encode_batch([unique[i] for i in idx])
@@ -147,48 +134,3 @@ def embed_sentences(sentences: Sequence[str], encoder: Encoder, *, batch_size: i
         raise RuntimeError(f"encoder {encoder.name} produced non-finite values")
     position = {s: i for i, s in enumerate(unique)}
     return vectors[[position[s] for s in sentences]]
-
-
-def text_features_table(video_ids: Sequence[str], clip_idx: Sequence[int], vectors: np.ndarray) -> pa.Table:
-    """The Parquet table of :func:`text_features_schema` for per-clip vectors."""
-    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-    n, dim = vectors.shape
-    if len(video_ids) != n or len(clip_idx) != n:
-        raise ValueError(f"{len(video_ids)} video ids / {len(clip_idx)} clip indices for {n} vectors")
-    flat = pa.array(vectors.reshape(-1), type=pa.float32())
-    emb = pa.FixedSizeListArray.from_arrays(flat, dim)
-    return pa.table(
-        {"video_id": pa.array(list(video_ids), pa.string()),
-         "clip_idx": pa.array(np.asarray(clip_idx, dtype=np.int32)),
-         "embedding": emb},
-        schema=text_features_schema(dim),
-    )
-
-
-def read_text_features(path: str | os.PathLike) -> tuple[list[tuple[str, int]], np.ndarray]:
-    """Read a text-feature file: clip keys and a float32 matrix (rows in file order)."""
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(path)
-    for name in ("video_id", "clip_idx", "embedding"):
-        if name not in table.column_names:
-            raise InputError(path, f"missing column {name!r}; expected video_id, clip_idx, embedding")
-    keys = list(zip(table.column("video_id").to_pylist(), table.column("clip_idx").to_pylist()))
-    return keys, embedding_matrix(table, path)
-
-
-def clip_text_features(path: str | os.PathLike, clips) -> np.ndarray:
-    """The sentence vectors of a text-feature file, one row per clip of ``clips`` in clip order."""
-    keys, vectors = read_text_features(path)
-    return vectors[align_rows(path, keys, clips, "text features")]
-
-
-def embedding_matrix(table: pa.Table, path: str | os.PathLike) -> np.ndarray:
-    """The ``embedding`` column (fixed-size float32 lists, no nulls) as a [rows, dim] float32 matrix."""
-    emb = table.column("embedding").combine_chunks()
-    if not pa.types.is_fixed_size_list(emb.type):
-        raise InputError(path, f"column 'embedding' has type {emb.type}, expected a fixed-size list of float32",
-                         column="embedding")
-    if emb.null_count:
-        raise InputError(path, f"{emb.null_count} null embeddings", column="embedding")
-    return np.asarray(emb.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(-1, emb.type.list_size)

@@ -57,7 +57,7 @@ class KeyClipNet(nn.Module):
         self.uses_visual = variant in ("visual", "full")
         if self.uses_text:
             self.text_proj = nn.Sequential(nn.Dropout(dropout), nn.Linear(text_dim, dim))
-            # Optional lexical half of s: mean of learned term vectors (ids from cookproc.models.lexical).
+            # Optional lexical half of s: mean of learned term vectors (ids from cookproc.keyclips.lexical).
             self.lexicon = nn.EmbeddingBag(vocab_size + 1, dim, mode="mean", padding_idx=0) if vocab_size else None
         if self.uses_visual:
             self.visual_proj = nn.Sequential(nn.Dropout(dropout), nn.Linear(visual_dim, dim), nn.Tanh())

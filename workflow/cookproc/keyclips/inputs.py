@@ -14,12 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 import scipy.sparse as sp
 
-from cookproc.errors import InputError
+from cookproc.core.errors import InputError
+from cookproc.core.schemas import column_names, read_table
 
-#: Columns of results/dataset/clips.parquet (cookproc.schemas.CLIPS) the models read.
+#: Columns of results/dataset/clips.parquet (cookproc.core.schemas.CLIPS) the learned selectors read.
 CLIP_COLUMNS = ("video_id", "recipe", "clip_idx", "start_s", "end_s", "sentence", "is_key")
 
 #: Class counts of EPIC-Kitchens-55, whose verb/noun labels the upstream TSM predicts.
@@ -27,13 +27,14 @@ EPIC_VERB_CLASSES = 125
 EPIC_NOUN_CLASSES = 352
 
 
-def read_clips(path: str | os.PathLike) -> pd.DataFrame:
-    """The benchmark clips (columns :data:`CLIP_COLUMNS`), sorted by (video_id, clip_idx)."""
-    schema_names = pq.read_schema(path).names
+def read_clips_parquet(path: str | os.PathLike) -> pd.DataFrame:
+    """The benchmark clips of results/dataset/clips.parquet (columns :data:`CLIP_COLUMNS`), checked and
+    sorted by (video_id, clip_idx)."""
+    schema_names = column_names(path)
     missing = [c for c in CLIP_COLUMNS if c not in schema_names]
     if missing:
-        raise InputError(path, f"missing columns {missing}; expected the CLIPS schema (cookproc.schemas)")
-    df = pq.read_table(path, columns=list(CLIP_COLUMNS)).to_pandas()
+        raise InputError(path, f"missing columns {missing}; expected the CLIPS schema (cookproc.core.schemas)")
+    df = read_table(path, columns=list(CLIP_COLUMNS)).to_pandas()
     for col in ("video_id", "recipe", "clip_idx", "sentence", "is_key", "start_s"):
         nulls = df[col].isna()
         if nulls.any():
@@ -109,6 +110,14 @@ def layout_features(clips: pd.DataFrame) -> np.ndarray:
     return np.stack([rel, idx == 0, idx == count - 1, np.log1p(words)], axis=1).astype(np.float32)
 
 
+def text_inputs(clips: pd.DataFrame, embeddings: np.ndarray, *, context_window: int, layout: bool) -> np.ndarray:
+    """The sentence-side input: embeddings (with ``context_window`` neighbours) and layout features."""
+    parts = [context_features(embeddings, clips, context_window)]
+    if layout:
+        parts.append(layout_features(clips))
+    return np.hstack(parts).astype(np.float32)
+
+
 @dataclass
 class VisualSets:
     """A set of vectors per clip: ``vectors[index[i, j]]`` for ``index[i, j] >= 0`` (-1 = padding)."""
@@ -149,11 +158,11 @@ def tsm_sets(path, clips: pd.DataFrame, *, max_set: int = 16, n_verbs: int = EPI
     top-1 labels only). A clip without segments gets an empty set.
     """
     cols = ("video_id", "clip_idx", "segment_idx", "rank", "verb_class", "verb_score", "noun_class", "noun_score")
-    names = pq.read_schema(path).names
+    names = column_names(path)
     missing = [c for c in cols if c not in names]
     if missing:
         raise InputError(path, f"missing columns {missing}; expected the ALIGNED_SEGMENTS schema")
-    df = pq.read_table(path, columns=list(cols)).to_pandas()
+    df = read_table(path, columns=list(cols)).to_pandas()
     for col, n in (("verb_class", n_verbs), ("noun_class", n_nouns)):
         bad = (df[col] < 0) | (df[col] >= n)
         if bad.any():
@@ -185,11 +194,11 @@ def tsm_sets(path, clips: pd.DataFrame, *, max_set: int = 16, n_verbs: int = EPI
 def frame_sets(path, clips: pd.DataFrame, *, max_set: int = 10) -> VisualSets:
     """ResNet-50 frame features per clip (video_id, clip_idx, frame_idx, embedding[2048]), in frame order."""
     cols = ("video_id", "clip_idx", "frame_idx", "embedding")
-    names = pq.read_schema(path).names
+    names = column_names(path)
     missing = [c for c in cols if c not in names]
     if missing:
         raise InputError(path, f"missing columns {missing}; expected video_id, clip_idx, frame_idx, embedding")
-    table = pq.read_table(path, columns=list(cols))
+    table = read_table(path, columns=list(cols))
     table = table.sort_by([("video_id", "ascending"), ("clip_idx", "ascending"), ("frame_idx", "ascending")])
     emb = table.column("embedding").combine_chunks()
     if not pa.types.is_fixed_size_list(emb.type):

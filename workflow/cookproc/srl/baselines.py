@@ -106,7 +106,7 @@ def system_rows(system: str, clips: Sequence[tuple[str, int]], parses: Mapping[t
     return keyclips, tuples
 
 
-def read_lexicon(path) -> frozenset[str]:
-    """Upstream's ``read_vocab``: every line stripped (one word a line)."""
+def read_lexicon_lines(path) -> frozenset[str]:
+    """Upstream's ``read_vocab``: every line stripped (one word a line; a blank line gives "", as upstream's)."""
     with open(path, encoding="utf-8") as handle:
         return frozenset(line.strip() for line in handle)

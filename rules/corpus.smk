@@ -1,0 +1,72 @@
+# Stage rules: corpus (see CONTRIBUTING.md). Procedures over a folder of transcripts or subtitles
+# (config `corpus`; by default every transcript of the upstream youcook2/transcript/), extracted
+# with the `user` section's settings in `corpus.shards` jobs (scatter), gathered into
+# results/corpus/<name>/procedures.parquet (one row per clip); per-video Markdown on request:
+# results/corpus/<name>/markdown/. A video's shard is fixed by a hash of its id
+# (cookproc.corpus.shard_of), so adding files reruns only the shards that receive them.
+
+
+rule corpus_shard:
+    "Extract the procedures of one shard of the corpus's files (clips, key flags, tuples)."
+    input:
+        sources=corpus_shard_sources,
+        lexicon=user_lexicon(),
+        tagger=[USER["tagger_model"]] if USER["srl_backend"] == "tagger" and USER["tagger_model"] else [],
+        verified=CORPUS_VERIFIED,
+        wordnet=config["resources"]["nltk_data"],
+    output:
+        clips=CORPUS_SHARD_FILE,
+    wildcard_constraints:
+        shard=r"\d+",
+    params:
+        code=code_fingerprint("corpus_shard"),
+        shards=CORPUS_SHARDS,
+        segmentation=USER["segmentation"],
+        max_clip_s=USER["max_clip_s"],
+        drop_sound_tags=USER["drop_sound_tags"],
+        extractor=USER["extractor"],
+        srl_backend=USER["srl_backend"],
+        tagger_model=USER["tagger_model"],
+        device=USER["device"],
+        lowercase=USER["lowercase"],
+    log:
+        f"logs/corpus/corpus_shard/{CORPUS['name']}/{{shard}}-of-{CORPUS_SHARDS}.log",
+    benchmark:
+        f"benchmarks/corpus/corpus_shard/{CORPUS['name']}/{{shard}}-of-{CORPUS_SHARDS}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../workflow/scripts/corpus_shard.py"
+
+
+rule corpus_gather:
+    "Gather the corpus's shards into one dataset of procedure clips."
+    input:
+        shards=expand(CORPUS_SHARD_FILE, shard=range(CORPUS_SHARDS)),
+    output:
+        clips=f"{CORPUS_DIR}/procedures.parquet",
+    params:
+        code=code_fingerprint("corpus_gather"),
+    log:
+        f"logs/corpus/corpus_gather/{CORPUS['name']}.log",
+    conda:
+        "../envs/cpu.yaml"
+    script:
+        "../workflow/scripts/corpus_gather.py"
+
+
+rule corpus_markdown:
+    "Write one Markdown step list per video of the corpus dataset."
+    input:
+        clips=f"{CORPUS_DIR}/procedures.parquet",
+        wordnet=config["resources"]["nltk_data"],
+    output:
+        markdown=directory(f"{CORPUS_DIR}/markdown"),
+    params:
+        code=code_fingerprint("corpus_markdown"),
+    log:
+        f"logs/corpus/corpus_markdown/{CORPUS['name']}.log",
+    conda:
+        "../envs/torch.yaml"
+    script:
+        "../workflow/scripts/corpus_markdown.py"

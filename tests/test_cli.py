@@ -1,0 +1,92 @@
+"""The `cookproc` console command (cookproc.cli): Markdown and JSON from a subtitle file, the JSON
+valid against the procedure schema, settings from a workflow config, and bad input answered with
+the file, line and cue and a non-zero exit, without a traceback."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from cookproc.procedures import DOCUMENT_SCHEMA
+from fixtures import LEXICON
+from test_procedures import SOUP_VTT
+
+COOKPROC = Path(sys.executable).parent / "cookproc"
+
+
+def cookproc(cwd, *args):
+    """Run the installed console command in ``cwd``; the CompletedProcess (output captured)."""
+    assert COOKPROC.exists(), f"{COOKPROC} is missing: `pip install -e .` installs the console command"
+    return subprocess.run([str(COOKPROC), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    (tmp_path / "soup.vtt").write_text(SOUP_VTT, encoding="utf-8")
+    (tmp_path / "cooking.lst").write_text("\n".join(LEXICON) + "\n", encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_json_with_progress_bar_follows_the_schema(inputs):
+    proc = cookproc(inputs, "extract", "soup.vtt", "--lexicon", "cooking.lst", "-o", "out/soup.json", "--progress")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""  # the document went to the file, the report and the bar to stderr
+    assert "soup.vtt: 100%" in proc.stderr and "4/4" in proc.stderr and "3 key clips of 4 -> out/soup.json" in proc.stderr
+    document = json.loads((inputs / "out/soup.json").read_text(encoding="utf-8"))
+    jsonschema.validate(document, json.loads(DOCUMENT_SCHEMA.read_text(encoding="utf-8")))
+    assert document["extractor"] == "srl-heur-spacy" and document["segmentation"] == "sentence"
+    assert [c["sentence"] for c in document["clips"]] == ["Hi everyone, welcome back!", "Chop the onions and the garlic.",
+                                                          "Heat the oil in a large pot.", "Then add the tomatoes."]
+    assert [c["is_key"] for c in document["clips"]] == [False, True, True, True]
+    assert [c["verbs"] for c in document["clips"]] == [[], ["chop"], ["heat"], ["add"]]
+    assert document["settings"]["lexicon"] == "cooking.lst" and document["settings"]["lexicon_size"] == len(LEXICON)
+
+
+@pytest.mark.slow
+def test_markdown_to_stdout_with_a_workflow_configs_settings(inputs):
+    # A config's relative paths are read from its own folder; its user section sets the clip cutting.
+    (inputs / "cfg").mkdir()
+    (inputs / "cfg" / "config.yaml").write_text("user:\n  lexicon: ../cooking.lst\n  segmentation: cue\n")
+    proc = cookproc(inputs / "cfg", "extract", "../soup.vtt", "--config", "config.yaml")
+    assert proc.returncode == 0, proc.stderr
+    md = proc.stdout
+    assert md.startswith("# Procedure: soup\n") and "Traceback" not in proc.stderr
+    # One clip per cue: "Chop the onions" and "and the garlic." are two clips now; only key steps,
+    # in order, with their times.
+    steps = [line for line in md.splitlines() if line[:1].isdigit()]
+    assert steps[0].startswith("1. **00:00:02.0–00:00:04.0** chop (the onions)")
+    assert steps[-1].startswith(f"{len(steps)}. **00:00:07.5–00:00:10.0** heat (the oil, in a large pot)")
+    assert "welcome back" not in md
+
+
+@pytest.mark.parametrize("name, text, args, message", [
+    ("bad.srt", "1\n00:00:01,000 --> 00:00:02,000\nok.\n\n2\n00:00:0x,000 --> 00:00:03,000\nbad\n", [],
+     "bad.srt, line 6: cue 2: bad timing '00:00:0x,000 --> 00:00:03,000'"),
+    ("bad.vtt", "WEBVTT\n\n00:01.000 --> 00:02.000\nok.\n\n00:03.000 --> 00:02.500\nback in time.\n", [],
+     "bad.vtt, line 6: cue 2: ends (00:02.500) before it starts (00:03.000)"),
+    ("mixed.txt", "[00:01] chop it.\nno time here\n", [], "mixed.txt, line 2: expected '[HH:MM:SS] sentence'"),
+    ("empty.srt", "", [], "empty.srt: the file is empty"),
+    ("absent.vtt", None, [], "absent.vtt: no such file"),
+    ("ok.srt", "1\n00:00:01,000 --> 00:00:02,000\nchop it.\n", ["--model", "results/models/keyclips.pt"],
+     "--model results/models/keyclips.pt: loading a trained model is not supported yet"),
+    ("ok.srt", "1\n00:00:01,000 --> 00:00:02,000\nchop it.\n", ["--lexicon", "missing.lst"],
+     "missing.lst: cooking lexicon not found"),
+])
+def test_bad_input_is_a_clear_error_and_a_non_zero_exit(tmp_path, name, text, args, message):
+    if text is not None:
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    proc = cookproc(tmp_path, "extract", name, "-o", "out.json", *args)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("cookproc extract: error: ") and message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_usage_errors_exit_non_zero(tmp_path):
+    proc = cookproc(tmp_path, "extract", "x.srt", "--format", "pdf")
+    assert proc.returncode == 2 and "invalid choice: 'pdf'" in proc.stderr

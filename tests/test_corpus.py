@@ -1,0 +1,198 @@
+"""Procedures over a corpus (rules/corpus.smk, cookproc.corpus): shard assignment, the scatter over
+shards and the gather, equal to a single-shard run row for row and byte for byte; adding a file
+reruns one shard; bad input names its file; the same through SLURM (COOKPROC_SLURM_TEST=1)."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+import pyarrow.parquet as pq
+import pytest
+
+from cookproc.corpus import CORPUS_CLIPS, corpus_files, documents_table, gather_shards, shard_files, shard_of
+from cookproc.core.errors import InputError
+from cookproc.core.schemas import SchemaError, write_parquet
+from fixtures import REPO, make_workdir, run_snakemake, write_tiny_upstream
+
+# One file per kind the corpus reads; ids chosen so that each of 3 shards gets at least one video.
+UNTIMED = "hi guys , welcome back .\nchop the onions and the garlic .\nheat the oil in a large pot .\nthanks for watching .\n"
+TIMED = "[00:00:01] Stir the sauce.\n[00:00:09] Add the salt and stir again.\n"
+PANCAKES = ["so today we are making pancakes", "add the flour and a pinch of salt", "mix everything until smooth",
+            "heat a pan over medium heat", "pour a ladle of batter into the pan", "serve with maple syrup"]
+UNPUNCTUATED_SRT = "\n".join(f"{i + 1}\n00:00:{4 * i:02d},000 --> 00:00:{4 * i + 4:02d},000\n{text}\n"
+                             for i, text in enumerate(PANCAKES))
+PUNCTUATED_VTT = ("WEBVTT\n\n00:00:01.000 --> 00:00:04.000\nSlice the cucumber\n\n"
+                  "00:00:04.000 --> 00:00:07.000\nthinly. Then toss everything.\n")
+FILES = {"vidA01.txt": UNTIMED, "vidC03.txt": UNTIMED.replace("onions", "carrots"), "vidB02.srt": UNPUNCTUATED_SRT,
+         "vidD04.txt": TIMED, "vidF06.vtt": PUNCTUATED_VTT}
+ADDED = ("vidG07.txt", "wash the lettuce in cold water .\nserve it .\n")
+TARGET = "results/corpus/tiny/procedures.parquet"
+
+
+def write_corpus(folder, files=FILES):
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def corpus_workdir(root, name, upstream, shards, files=FILES):
+    """A working directory whose corpus is its folder corpus/ (relative: a copy keeps its inputs)."""
+    work = make_workdir(root / name, upstream, {"corpus": {"name": "tiny", "dir": "corpus", "shards": shards}})
+    write_corpus(work / "corpus", files)
+    return work
+
+
+# ----------------------------------------------------------------------------- library
+def test_shards_depend_on_the_video_id_alone():
+    assert [shard_of(v, 3) for v in ("vidA01", "vidB02", "vidF06")] == [1, 0, 2]  # fixed, not per process
+    assert {shard_of(v, 1) for v in ("a", "b", "c")} == {0}
+    files = [f"v{i}.txt" for i in range(40)]
+    before = {s: shard_files(files, s, 4) for s in range(4)}
+    after = {s: shard_files(files + ["new.txt"], s, 4) for s in range(4)}
+    # Adding a file changes exactly one shard's list: the one it hashes to.
+    assert [s for s in range(4) if before[s] != after[s]] == [shard_of("new", 4)]
+    assert sorted(str(p) for s in range(4) for p in before[s]) == sorted(files)  # each file in one shard
+    with pytest.raises(ValueError, match="shard 3 does not exist: there are 3 shards"):
+        shard_files(files, 3, 3)
+
+
+def test_corpus_files_one_per_video(tmp_path):
+    folder = write_corpus(tmp_path / "c")
+    (folder / "notes.md").write_text("not part of the corpus")
+    assert [p.name for p in corpus_files(folder)] == sorted(FILES)
+    assert [p.name for p in corpus_files(folder, ["srt"])] == ["vidB02.srt"]
+    (folder / "vidA01.srt").write_text(UNPUNCTUATED_SRT)
+    with pytest.raises(InputError, match=r"vidA01\.txt: video id 'vidA01' has two files, vidA01\.srt and vidA01\.txt"):
+        corpus_files(folder)
+    with pytest.raises(InputError, match="the corpus folder does not exist"):
+        corpus_files(tmp_path / "absent")
+    with pytest.raises(InputError, match="no transcript or subtitle file"):
+        corpus_files(write_corpus(tmp_path / "empty", {}))
+
+
+def test_gather_refuses_a_video_in_two_shards(tmp_path):
+    document = {"name": "v1", "extractor": "srl-heur-spacy", "segmentation": "cue", "clips": [
+        {"clip_idx": 0, "start_s": None, "end_s": None, "source_lines": [1], "sentence": "chop it .", "is_key": True,
+         "key_probability": None, "key_score": None, "verbs": ["chop"], "args": ["it"],
+         "tuples": [{"verb": "chop", "args": ["it"]}]}]}
+    table = documents_table([document], ["corpus/v1.txt"])
+    assert table.schema == CORPUS_CLIPS and table.column("source").to_pylist() == ["v1.txt"]
+    for name in ("a.parquet", "b.parquet"):
+        write_parquet(table, tmp_path / name, CORPUS_CLIPS)
+    assert gather_shards([tmp_path / "a.parquet"]).num_rows == 1
+    with pytest.raises(SchemaError, match=r"video 'v1' is in two shards, .*a\.parquet and .*b\.parquet"):
+        gather_shards([tmp_path / "a.parquet", tmp_path / "b.parquet"])
+
+
+def test_the_workflow_includes_the_corpus_rules():
+    assert 'include: "rules/corpus.smk"' in (REPO / "Snakefile").read_text(encoding="utf-8")
+
+
+# ----------------------------------------------------------------------------- workflow
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory):
+    return write_tiny_upstream(tmp_path_factory.mktemp("corpus-upstream"))
+
+
+@pytest.fixture(scope="module")
+def three_shards(tmp_path_factory, upstream):
+    """The fixture corpus built with 3 shards (one job each)."""
+    root = tmp_path_factory.mktemp("corpus3")
+    work = corpus_workdir(root, "work", upstream, shards=3)
+    run_snakemake(work, TARGET)
+    return work
+
+
+@pytest.mark.slow
+def test_three_shards_gather_what_one_shard_gives(tmp_path, upstream, three_shards):
+    one = corpus_workdir(tmp_path, "one", upstream, shards=1)
+    run_snakemake(one, TARGET)
+    for s in range(3):  # every shard had work
+        assert pq.read_table(three_shards / f"results/corpus/tiny/shards/{s}-of-3.parquet").num_rows > 0
+    gathered, single = pq.read_table(three_shards / TARGET), pq.read_table(one / TARGET)
+    assert gathered.schema == CORPUS_CLIPS
+    assert gathered.to_pylist() == single.to_pylist()  # row for row
+    assert (three_shards / TARGET).read_bytes() == (one / TARGET).read_bytes()  # and byte for byte
+
+    rows = {}
+    for row in gathered.to_pylist():
+        rows.setdefault(row["video_id"], []).append(row)
+    assert sorted(rows) == sorted(name.split(".")[0] for name in FILES)
+    # Untimed transcripts: one clip per line, in order, without times.
+    assert [r["sentence"] for r in rows["vidA01"]] == UNTIMED.splitlines()
+    assert {(r["start_s"], r["end_s"], r["segmentation"]) for r in rows["vidA01"]} == {(None, None, "cue")}
+    assert [r["source_lines"] for r in rows["vidA01"]] == [[1], [2], [3], [4]]
+    # Unpunctuated captions: one clip per cue (no 15-second runs); punctuated ones: per sentence.
+    assert [r["sentence"] for r in rows["vidB02"]] == PANCAKES and rows["vidB02"][1]["start_s"] == 4.0
+    assert [r["sentence"] for r in rows["vidF06"]] == ["Slice the cucumber thinly.", "Then toss everything."]
+    assert [r["start_s"] for r in rows["vidD04"]] == [1.0, 9.0]
+    # The SRL heuristics' decisions, and no key probability (they decide by rule).
+    assert [r["is_key"] for r in rows["vidA01"]] == [False, True, True, False]
+    assert rows["vidA01"][1]["verbs"] == ["chop"] and rows["vidA01"][1]["tuples"][0]["verb"] == "chop"
+    assert {r["key_probability"] for rs in rows.values() for r in rs} == {None}
+    assert {r["extractor"] for rs in rows.values() for r in rs} == {"srl-heur-spacy"}
+
+
+@pytest.mark.slow
+def test_markdown_per_video_on_request(three_shards):
+    run_snakemake(three_shards, "results/corpus/tiny/markdown")
+    folder = three_shards / "results/corpus/tiny/markdown"
+    assert sorted(p.name for p in folder.glob("*.md")) == sorted(f"{name.split('.')[0]}.md" for name in FILES)
+    table = pq.read_table(three_shards / TARGET).to_pylist()
+    for video in ("vidA01", "vidB02"):
+        text = (folder / f"{video}.md").read_text(encoding="utf-8")
+        key = [r for r in table if r["video_id"] == video and r["is_key"]]
+        assert re.findall(r"^(\d+)\. ", text, re.MULTILINE) == [str(i) for i in range(1, len(key) + 1)]
+        assert all(f"*{r['sentence']}*" in text for r in key)
+    assert "1. **line 2** chop" in (folder / "vidA01.md").read_text(encoding="utf-8")
+    assert "**00:00:04.0–00:00:08.0** add" in (folder / "vidB02.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_adding_a_file_reruns_only_its_shard(tmp_path, three_shards):
+    from test_rerun import planned
+
+    work = shutil.copytree(three_shards, tmp_path / "work", symlinks=True)  # mtimes, .snakemake metadata kept
+    before = {s: (work / f"results/corpus/tiny/shards/{s}-of-3.parquet").read_bytes() for s in range(3)}
+    proc = run_snakemake(work, TARGET, "--dry-run")
+    assert planned(proc.stdout + proc.stderr) == {}
+
+    (work / "corpus" / ADDED[0]).write_text(ADDED[1], encoding="utf-8")
+    proc = run_snakemake(work, TARGET, "--dry-run")
+    log = proc.stdout + proc.stderr
+    assert planned(log) == {"corpus_shard": 1, "corpus_gather": 1}
+    shard = shard_of("vidG07", 3)
+    assert set(re.findall(r"output: \S*/shards/(\d+)-of-3\.parquet", log)) == {str(shard)}
+    run_snakemake(work, TARGET)
+    assert "vidG07" in pq.read_table(work / TARGET).column("video_id").to_pylist()
+    after = {s: (work / f"results/corpus/tiny/shards/{s}-of-3.parquet").read_bytes() for s in range(3)}
+    assert [s for s in range(3) if after[s] != before[s]] == [shard]
+
+
+@pytest.mark.slow
+def test_a_bad_file_stops_its_shard_naming_the_file_and_line(tmp_path, upstream):
+    bad = UNPUNCTUATED_SRT.replace("00:00:08,000 -->", "00:00:0x,000 -->")
+    work = corpus_workdir(tmp_path, "work", upstream, shards=3, files={**FILES, "vidB02.srt": bad})
+    proc = run_snakemake(work, TARGET, check=False)
+    assert proc.returncode != 0
+    log = (work / f"logs/corpus/corpus_shard/tiny/{shard_of('vidB02', 3)}-of-3.log").read_text(encoding="utf-8")
+    assert "vidB02.srt, line 10: cue 3: bad timing '00:00:0x,000 --> 00:00:12,000'" in log
+    assert not (work / TARGET).exists()
+    assert not (work / f"results/corpus/tiny/shards/{shard_of('vidB02', 3)}-of-3.parquet").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("COOKPROC_SLURM_TEST") != "1",
+                    reason="needs a running SLURM cluster (bash .ci/slurm/start.sh; COOKPROC_SLURM_TEST=1)")
+def test_shards_on_slurm_gather_what_a_local_run_gives(tmp_path, upstream, three_shards):
+    from test_slurm import assert_ran_on_slurm, run_on_slurm, submitted_jobs
+
+    work = corpus_workdir(tmp_path, "slurm", upstream, shards=3)
+    log = run_on_slurm(work, "--snakefile", str(REPO / "Snakefile"), "--max-threads", str(os.cpu_count()), TARGET)
+    submitted = submitted_jobs(log)
+    assert sorted(submitted.values()) == ["corpus_gather", "corpus_shard", "corpus_shard", "corpus_shard"]
+    assert_ran_on_slurm(submitted, gpu_rules=set())
+    assert pq.read_table(work / TARGET).to_pylist() == pq.read_table(three_shards / TARGET).to_pylist()
+    assert (work / TARGET).read_bytes() == (three_shards / TARGET).read_bytes()

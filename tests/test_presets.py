@@ -1,0 +1,94 @@
+"""The shipped presets (presets/*.yaml) and the default target `all`, planned on the tiny fixture.
+
+`snakemake --configfile presets/paper.yaml -c2` is the README's first command: it must build
+Tables 2, 4 and 5 and Figure 3 without training anything. The dry runs here check what each preset
+plans (the real workflow, the fixture upstream); the paper preset's run time on the real benchmark
+is measured in docs/benchmarks.md.
+"""
+import re
+
+import pytest
+import yaml
+
+from cookproc.core.config_schema import validate_config
+from fixtures import REPO, make_workdir, run_snakemake, write_tiny_upstream
+
+PRESETS = REPO / "presets"
+
+# Rules that fit a model to annotations or train a network (minutes to hours on the real data).
+TRAINING_RULES = {"train_srl", "keyclips_finetune", "supervised_finetune", "keyclips_tfidf",
+                  "supervised_keyclips", "supervised_tuples"}
+TRAINING_PREFIXES = ("keyclips_neural", "supervised_")
+PAPER_OUTPUTS = ["results/table2.csv", "results/figures/figure3_verbs.png", "results/figures/figure3_arguments.png",
+                 "results/table4.csv", "results/table4.md", "results/table5.csv", "results/table5.md"]
+
+
+def is_training(rule):
+    return rule in TRAINING_RULES or rule.startswith(TRAINING_PREFIXES)
+
+
+def planned(workdir, *args):
+    """{rule: [outputs]} of the jobs a dry run of the default target plans in ``workdir``."""
+    proc = run_snakemake(workdir, "--dry-run", *args)
+    jobs, rule = {}, None
+    for line in proc.stdout.splitlines():
+        m = re.match(r"^(?:local)?rule (\S+):$", line)
+        if m:
+            rule = m.group(1)
+            jobs.setdefault(rule, [])
+        m = re.match(r"^\s+output: (.*)$", line)
+        if m and rule:
+            jobs[rule] += [out.strip() for out in m.group(1).split(",")]
+    assert "all" in jobs, proc.stdout[-3000:]
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """A working directory whose config.yaml is the repository's, pointed at the fixture upstream."""
+    tmp = tmp_path_factory.mktemp("presets")
+    return make_workdir(tmp / "work", write_tiny_upstream(tmp / "upstream"))
+
+
+@pytest.mark.parametrize("name", ["paper", "full"])
+def test_preset_is_a_valid_config_over_config_yaml(name):
+    preset = yaml.safe_load((PRESETS / f"{name}.yaml").read_text())
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["tables"].update(preset["tables"])
+    validate_config(config)  # unknown keys and bad values are refused
+    tables = config["tables"]
+    # Every predicted key-clip source is scored in Table 4 too.
+    assert set(tables["predicted_keyclips"]) <= set(tables["keyclip_systems"])
+
+
+def test_paper_preset_builds_the_tables_and_figure_without_training(workdir):
+    jobs = planned(workdir, "--configfile", str(PRESETS / "paper.yaml"))
+    training = sorted(rule for rule in jobs if is_training(rule))
+    assert not training, f"the paper preset trains: {training}"
+    outputs = {out for outs in jobs.values() for out in outs}
+    assert set(PAPER_OUTPUTS) <= outputs
+    # Nothing of the SRL tagger: no EWT corpus, no tagging, no agreement of the tagger.
+    assert not {"srl_corpus", "srl_parse_tagger"} & set(jobs)
+    assert "results/srl/agreement-tagger.tsv" not in outputs
+    # The systems it promises: upstream's, spaCy SRL, visual and fusion; not the report's pages
+    # (report.build_pages: false), which `snakemake report_all` builds on request.
+    assert {"import_upstream_neural", "import_upstream_srl", "srl_parse_spacy",
+            "video_tuples_paper", "video_tuples_corrected"} <= set(jobs)
+    assert not [rule for rule in jobs if rule.startswith("report_")]
+
+
+def test_full_preset_trains_our_srl_and_the_neural_selectors_but_no_supervised_system(workdir):
+    jobs = planned(workdir, "--configfile", str(PRESETS / "full.yaml"))
+    assert {"train_srl", "srl_parse_tagger", "keyclips_finetune", "keyclips_neural_full", "kiddon_train"} <= set(jobs)
+    assert not [rule for rule in jobs if rule.startswith("supervised")]
+    assert "results/srl/agreement-tagger.tsv" in {out for outs in jobs.values() for out in outs}
+
+
+def test_default_target_without_a_preset_builds_every_configured_system(workdir):
+    jobs = planned(workdir)
+    outputs = {out for outs in jobs.values() for out in outs}
+    assert set(PAPER_OUTPUTS) <= outputs
+    assert {"results/significance.csv", "results/srl/agreement-tagger.tsv",
+            "results/srl/corpus/alignment.txt"} <= outputs
+    assert {"train_srl", "supervised_finetune", "keyclips_tfidf"} <= set(jobs)
+    assert {"report_tables", "report_per_recipe", "report_errors_tuples"} <= set(jobs)

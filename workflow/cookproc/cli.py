@@ -1,0 +1,143 @@
+"""The ``cookproc`` command: a procedure from a transcript or subtitle file, without a Snakefile.
+
+    cookproc extract talk.vtt [--video talk.mp4] [--format md|json] [--output PATH] [--model NAME]
+
+It runs the library code of rule user_procedures (:func:`cookproc.procedures.extract_procedure`)
+with the same settings: the defaults of the config's ``user`` section, or the settings of a
+workflow config (``--config config.yaml``), options overriding single keys. Relative paths of a
+config are read from the config's folder (the defaults' from this checkout's folder, where the
+workflow runs). The document goes to stdout, or atomically to ``--output``. Bad input stops with
+the file, line and cue named and exit status 1, without a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from cookproc.core.errors import InputError
+
+#: The checkout's folder: the workflow's working directory, which default config paths are relative to.
+CHECKOUT = Path(__file__).resolve().parents[2]
+LEXICON_FILE = "youcook2/1.2.cooking_vocab.strict_filtered.unsorted.lst"
+EXIT_BAD_INPUT = 1
+
+
+def load_config(path: str | None) -> tuple[dict, Path]:
+    """The workflow config (validated, defaults filled) and the folder its relative paths start from."""
+    import yaml
+
+    from cookproc.core.config_schema import validate_config
+
+    if path is None:
+        return validate_config({}), CHECKOUT
+    config_path = Path(path)
+    if not config_path.is_file():
+        raise InputError(config_path, "config file not found")
+    try:
+        config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise InputError(config_path, f"not valid YAML: {exc}") from exc
+    try:
+        validate_config(config)
+    except Exception as exc:  # snakemake's WorkflowError and jsonschema's errors alike
+        raise InputError(config_path, f"not a valid workflow config: {exc}") from exc
+    return config, config_path.resolve().parent
+
+
+def _relative_to(base: Path, path: str) -> str:
+    return path if os.path.isabs(path) else os.path.normpath(base / path)
+
+
+def parser() -> argparse.ArgumentParser:
+    from cookproc.procedures import MODELS
+    from cookproc.subtitles import SEGMENTATIONS, SUBTITLE_EXTENSIONS
+
+    top = argparse.ArgumentParser(prog="cookproc", description="Structured procedures from cooking videos' "
+                                  "transcripts and subtitles (Xu et al., 2020).")
+    commands = top.add_subparsers(dest="command", required=True)
+    extract = commands.add_parser(
+        "extract", help="key steps and their verbs and arguments from one transcript or subtitle file",
+        description="Cut FILE into clips, decide which are key steps and extract their verbs and arguments; "
+                    "write the procedure as Markdown (key steps with times) or JSON (every clip).")
+    extract.add_argument("file", metavar="FILE", help=f"subtitles or transcript ({', '.join('.' + e for e in SUBTITLE_EXTENSIONS)})")
+    extract.add_argument("--video", metavar="V", help="the video: its duration ends the last clip")
+    extract.add_argument("--format", choices=("md", "json"),
+                         help="output format (default: from --output's extension, else md)")
+    extract.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of to stdout")
+    extract.add_argument("--model", metavar="NAME",
+                         help=f"extractor: one of {', '.join(MODELS)} (default: the config's "
+                              "user.extractor-user.srl_backend, srl-heur-spacy); trained models cannot be loaded yet")
+    extract.add_argument("--tagger-model", metavar="PATH", help="the trained SRL tagger's model file (tagger models)")
+    extract.add_argument("--lexicon", metavar="PATH",
+                         help=f"cooking lexicon, one word a line (default: the config's user.lexicon, else "
+                              f"<upstream.dir>/{LEXICON_FILE})")
+    extract.add_argument("--segmentation", choices=SEGMENTATIONS, help="clip cutting (default: the config's, auto)")
+    extract.add_argument("--device", help="torch device of the tagger (cpu, cuda, cuda:N)")
+    extract.add_argument("--name", help="the procedure's name (default: FILE's stem)")
+    extract.add_argument("--config", metavar="YAML", help="take the settings from this workflow config")
+    extract.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                         help="progress bar on stderr (default: when stderr is a terminal)")
+    return top
+
+
+def extract(args: argparse.Namespace) -> None:
+    from cookproc.procedures import ProcedureSettings, ProgressBar, extract_procedure, parse_model, render
+    from cookproc.core.schemas import atomic_write_text
+
+    source = Path(args.file)
+    if not source.is_file():
+        raise InputError(source, "no such file" if not source.exists() else "not a file")
+    if args.video and not Path(args.video).is_file():
+        raise InputError(args.video, "no such video file")
+    fmt = args.format or ("json" if args.output and args.output.endswith(".json") else "md")
+
+    config, base = load_config(args.config)
+    section = dict(config["user"])
+    if args.model:
+        section["extractor"], section["srl_backend"] = parse_model(args.model)
+    for option, key in (("tagger_model", "tagger_model"), ("segmentation", "segmentation"), ("device", "device")):
+        if getattr(args, option) is not None:
+            section[key] = getattr(args, option)
+    if section["tagger_model"] and not args.tagger_model:
+        section["tagger_model"] = _relative_to(base, section["tagger_model"])
+    if args.lexicon:
+        lexicon = args.lexicon
+    elif section["lexicon"]:
+        lexicon = _relative_to(base, section["lexicon"])
+    else:
+        lexicon = _relative_to(base, os.path.join(config["upstream"]["dir"], LEXICON_FILE))
+
+    progress = ProgressBar(source.name, enabled=args.progress)
+    try:
+        document = extract_procedure(source, ProcedureSettings.from_config(section), lexicon=lexicon,
+                                     name=args.name, video=args.video, progress=progress)
+    finally:
+        progress.close()
+    text = render(document, fmt)
+    if args.output:
+        atomic_write_text(args.output, text)
+        print(f"cookproc: {document['n_key_clips']} key clips of {document['n_clips']} -> {args.output}",
+              file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    from cookproc.procedures import DocumentError
+
+    try:
+        extract(args)
+    except (InputError, DocumentError, ValueError, OSError) as exc:
+        # Bad input, a bad option value or an unreadable file: the message names what and where.
+        print(f"cookproc {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

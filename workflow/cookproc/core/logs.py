@@ -1,0 +1,111 @@
+"""Logging for workflow scripts: everything a script says goes to its rule's log file, and long
+loops say how far they are (:class:`Progress`), so that ``tail -f logs/<stage>/<rule>.log`` shows a
+sign of life at least once a minute with an ETA."""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import time
+import traceback
+from typing import Callable, Iterable, Iterator, TypeVar
+
+# The nltk_data folder cookproc.wordnet reads WordNet from. In a job it is the rule's `wordnet`
+# input (rules/resources.smk), or empty when the rule declares none, so that WordNet is never
+# read from an environment's own install (the .venv's nltk_data, say) that a conda job lacks.
+NLTK_DATA_ENV = "COOKPROC_NLTK_DATA"
+
+
+@contextlib.contextmanager
+def script_logging(smk):
+    """Send stderr and ``logging`` to ``smk.log[0]``; log the traceback of a failure, then re-raise.
+    Also points cookproc.wordnet at the rule's ``wordnet`` input (none: WordNet raises)."""
+    os.environ[NLTK_DATA_ENV] = str(smk.input.wordnet) if "wordnet" in smk.input.keys() else ""
+    log_path = smk.log[0] if len(smk.log) else None
+    if log_path is None:
+        yield logging.getLogger("cookproc")
+        return
+    with open(log_path, "w", encoding="utf-8", buffering=1) as handle:
+        old_stderr = sys.stderr
+        sys.stderr = handle
+        root = logging.getLogger()
+        handler = logging.StreamHandler(handle)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+        try:
+            yield logging.getLogger(f"cookproc.{smk.rule}")
+        except BaseException:
+            traceback.print_exc(file=handle)
+            raise
+        finally:
+            root.removeHandler(handler)
+            sys.stderr = old_stderr
+
+
+#: Seconds between two progress lines of a loop whose steps come often enough.
+PROGRESS_EVERY_S = 30.0
+_T = TypeVar("_T")
+
+
+def format_duration(seconds: float) -> str:
+    """``42s``, ``6m05s``, ``2h03m``: short enough for a progress line."""
+    seconds = max(0, int(round(seconds)))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds // 60 % 60:02d}m"
+
+
+class Progress:
+    """Progress of a loop of ``total`` steps, logged as
+    ``<what>: <done>/<total> <unit> (<pct>%), <elapsed> elapsed, ETA <left>[, <name> <value>...]``.
+
+    Call :meth:`step` once per step (or ``step(n)`` for n steps), with the figures worth seeing as
+    keywords (``loss=...``). A line is logged when ``every`` seconds have passed since the last one
+    (or since the start), and at the last step of a loop that has logged before: a loop whose
+    steps each take less than ``every`` seconds logs at least that often, never more, and a loop
+    shorter than ``every`` seconds logs nothing (its caller reports it). ETA assumes the remaining steps
+    take as long as the done ones did on average. A keyword value may be a callable, called only
+    when a line is logged (a loss on a GPU is then copied to the host once a line, not once a
+    batch). ``total=None``: no percentage or ETA.
+    """
+
+    def __init__(self, what: str, total: int | None, *, unit: str = "", log: logging.Logger | None = None,
+                 every: float = PROGRESS_EVERY_S, clock: Callable[[], float] = time.monotonic):
+        self.what, self.total, self.unit, self.every, self.clock = what, total, unit, every, clock
+        self.log = log or logging.getLogger("cookproc.progress")
+        self.done, self.lines = 0, 0
+        self.started = self.last_line = clock()
+
+    def step(self, n: int = 1, **extra) -> None:
+        self.done += n
+        now = self.clock()
+        if now - self.last_line >= self.every or (self.lines and self.done == self.total):
+            self.last_line = now
+            self.lines += 1
+            self.log.info("%s", self.line(now, extra))
+
+    def iterate(self, items: Iterable[_T], **extra) -> Iterator[_T]:
+        """Yield ``items``, one step after each."""
+        for item in items:
+            yield item
+            self.step(**extra)
+
+    def line(self, now: float, extra: dict | None = None) -> str:
+        elapsed = now - self.started
+        unit = f" {self.unit}" if self.unit else ""
+        if self.total is None:
+            text = f"{self.what}: {self.done}{unit}, {format_duration(elapsed)} elapsed"
+        else:
+            pct = 100.0 * self.done / self.total if self.total else 100.0
+            text = f"{self.what}: {self.done}/{self.total}{unit} ({pct:.0f}%), {format_duration(elapsed)} elapsed"
+            if self.done < self.total:
+                eta = elapsed / self.done * (self.total - self.done) if self.done else None
+                text += f", ETA {'unknown' if eta is None else format_duration(eta)}"
+        for name, value in (extra or {}).items():
+            value = value() if callable(value) else value
+            text += f", {name} {value:.4g}" if isinstance(value, float) else f", {name} {value}"
+        return text

@@ -1,0 +1,16 @@
+"""One shard of a corpus: its transcripts / subtitles -> procedure documents -> clip rows (Parquet)."""
+from cookproc.corpus import CORPUS_CLIPS, documents_table
+from cookproc.core.logs import script_logging
+from cookproc.procedures import LoggedProgress, ProcedureSettings, procedure_documents
+from cookproc.core.schemas import CLIP_KEY, write_parquet
+
+with script_logging(snakemake) as log:
+    settings = ProcedureSettings.from_config(dict(snakemake.params.items()))
+    sources = list(snakemake.input.sources)
+    log.info("[1/2] shard %s of %d: %d files", snakemake.wildcards.shard, snakemake.params.shards, len(sources))
+    documents = procedure_documents(sources, settings, lexicon=snakemake.input.lexicon,
+                                    progress=LoggedProgress(f"shard {snakemake.wildcards.shard}"))
+    table = documents_table(documents, sources)
+    write_parquet(table, snakemake.output.clips, CORPUS_CLIPS, sort_keys=CLIP_KEY)
+    log.info("[2/2] wrote %s: %d clips of %d videos, %d key", snakemake.output.clips, table.num_rows, len(documents),
+             sum(d["n_key_clips"] for d in documents))
