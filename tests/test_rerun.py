@@ -476,15 +476,16 @@ def test_a_damaged_intermediate_fails_naming_it_and_the_next_plain_run_rebuilds_
     os.utime(spacy, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert planned(sandbox.snakemake(work, "--dry-run")) == {}
 
-    # Something needs the reader again (here: its output is gone). A plain run fails there, naming
-    # the file, and moves the file aside ...
+    # Something needs the reader again (here: its output is gone and asked for). The run fails
+    # there, naming the file, and moves the file aside ...
     tuples.unlink()
-    log = sandbox.snakemake(work, check=False)
+    target = str(tuples.relative_to(work))
+    log = sandbox.snakemake(work, target, check=False)
     logs = log + "".join(p.read_text() for p in (work / "logs").rglob("srl_systems*.log"))
     assert "results/srl/spacy.parquet is damaged" in logs
     assert not spacy.exists() and spacy.with_name("spacy.parquet.damaged").read_bytes() == bytes(damaged)
-    # ... so the next plain run rebuilds it, byte for byte, and finishes.
-    log = sandbox.snakemake(work)
+    # ... so the same command again rebuilds it, byte for byte, and finishes.
+    log = sandbox.snakemake(work, target)
     assert {"srl_parse_spacy", "srl_systems_heur"} <= set(planned(log))
     assert {path: sha256(path) for path in (spacy, tuples)} == before
     assert planned(sandbox.snakemake(work, "--dry-run")) == {}
