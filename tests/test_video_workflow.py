@@ -39,6 +39,7 @@ configfile: "config.yaml"
 
 
 include: "rules/common.smk"
+include: "rules/resources.smk"
 include: "rules/data.smk"
 include: "rules/systems.smk"
 include: "rules/video.smk"
