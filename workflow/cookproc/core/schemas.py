@@ -209,14 +209,23 @@ def write_parquet(table: pa.Table, path: str | os.PathLike, schema: pa.Schema, *
                        use_dictionary=True, store_schema=True, write_page_checksum=True)
 
 
+# Whatever a corrupt file makes the decoder raise (pyarrow's errors are OSError/ValueError/
+# IndexError subclasses; absurd sizes in a damaged header can also exhaust memory).
+DECODER_ERRORS = (pa.ArrowException, OSError, ValueError, EOFError, IndexError, MemoryError)
+
+
+def _check_magic(path: str | os.PathLike) -> None:
+    """The reader never looks at the leading magic number; damage there is damage all the same."""
+    with open(path, "rb") as raw:
+        if raw.read(4) not in (b"PAR1", b"PARE"):
+            raise integrity.Damage("no Parquet magic number at its start")
+
+
 def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None) -> pa.Table:
     """Read with page-checksum verification and check the column digests when the file has them.
     Raises integrity.Damage for damage, InputError for a column the (intact) file does not have."""
     try:
-        # The reader never looks at the leading magic number; damage there is damage all the same.
-        with open(path, "rb") as raw:
-            if raw.read(4) not in (b"PAR1", b"PARE"):
-                raise integrity.Damage("no Parquet magic number at its start")
+        _check_magic(path)
         with pq.ParquetFile(path, page_checksum_verification=True) as handle:
             names = handle.schema_arrow.names
             digests = integrity.stored_digests(handle.metadata.metadata)
@@ -234,9 +243,7 @@ def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None) -> pa.
                     integrity.verify_digests(table, digests)
     except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
-    # Whatever a corrupt file makes the decoder raise (pyarrow's errors are OSError/ValueError/
-    # IndexError subclasses; absurd sizes in a damaged header can also exhaust memory).
-    except (pa.ArrowException, OSError, ValueError, EOFError, IndexError, MemoryError) as exc:
+    except DECODER_ERRORS as exc:
         raise integrity.Damage(" ".join(str(exc).split())[:300] or type(exc).__name__) from None
     if missing:
         raise InputError(path, f"has no column(s) {missing}; its columns are {names}")
@@ -263,15 +270,13 @@ def column_names(path: str | os.PathLike) -> list[str]:
     """The column names of a Parquet file, read from its footer; damage is reported (and a workflow
     output moved aside) as by :func:`read_table`, which then verifies the data read."""
     try:
-        with open(path, "rb") as raw:
-            if raw.read(4) not in (b"PAR1", b"PARE"):
-                raise integrity.Damage("no Parquet magic number at its start")
+        _check_magic(path)
         return pq.read_schema(path).names
     except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
     except integrity.Damage as exc:
         _raise_damaged(path, str(exc))
-    except (pa.ArrowException, OSError, ValueError, EOFError, IndexError, MemoryError) as exc:
+    except DECODER_ERRORS as exc:
         _raise_damaged(path, " ".join(str(exc).split())[:300] or type(exc).__name__)
 
 
