@@ -21,14 +21,20 @@ if WORKFLOW_PYTHON_DIR not in sys.path:
     sys.path.insert(0, WORKFLOW_PYTHON_DIR)
 
 from cookproc.core.config_schema import validate_config  # noqa: E402 (needs the path above)
+from cookproc.core.deps import STORE as WORKFLOW_STORE  # noqa: E402
 from cookproc.corpus import corpus_files, shard_files  # noqa: E402
 from cookproc.subtitles import SUBTITLE_EXTENSIONS  # noqa: E402
 from cookproc.upstream import FILES as UPSTREAM_FILES, FOLDERS as UPSTREAM_FOLDERS  # noqa: E402
 from cookproc.video.frames import VideoError, find_video  # noqa: E402
 
 
+# Parsed syntax trees (code fingerprints) and validated configs are kept by content between runs
+# (and cluster jobs): reading the workflow again only redoes what changed. A cache, never an
+# input of a result (cookproc.core.deps.ContentStore).
+WORKFLOW_STORE.use_file(os.path.join(".snakemake", "cookproc", "store.json"))
+
 # Checked against workflow/schemas/, defaults filled (also in the sections behind a $ref).
-validate_config(config)
+validate_config(config, store=WORKFLOW_STORE)
 
 # Files of the workflow itself are addressed from its own folder, so that it can run with any
 # working directory (snakemake --directory, as the workflow tests do).
@@ -54,6 +60,7 @@ def code_fingerprint(script):
     from cookproc.core.fingerprint import code_fingerprint as fingerprint
 
     return fingerprint(os.path.join(REPO_DIR, "workflow", "scripts", f"{script}.py"), LIB, REPO_DIR)
+
 
 
 def repo_path(path):
@@ -187,6 +194,18 @@ def user_subtitles(wildcards):
     return found[0]
 
 
+def user_names():
+    """Names of the user's subtitle / transcript files present (valid names only; the report shows
+    their procedures)."""
+    names = set()
+    for ext in SUBTITLE_EXTENSIONS:
+        for path in glob.glob(os.path.join(glob.escape(USER["dir"]), f"*.{ext}")):
+            name = os.path.basename(path)[:-len(ext) - 1]
+            if re.fullmatch(USER_NAME, name):
+                names.add(name)
+    return sorted(names)
+
+
 def user_video(wildcards):
     """The optional video of ``name`` (first existing extension), as a list of zero or one file."""
     for ext in USER["video_extensions"]:
@@ -198,6 +217,18 @@ def user_video(wildcards):
 
 def user_lexicon():
     return USER["lexicon"] or upstream("youcook2/1.2.cooking_vocab.strict_filtered.unsorted.lst")
+
+
+# How a file becomes a procedure (cookproc.procedures.ProcedureSettings): params of rule
+# user_procedures and of the corpus shards alike, and the model files those settings read.
+USER_SETTINGS = {key: USER[key] for key in ("segmentation", "max_clip_s", "drop_sound_tags", "extractor",
+                                            "srl_backend", "tagger_model", "device", "lowercase", "keyclip_model")}
+USER_MODELS = dict(
+    tagger=[USER["tagger_model"]] if USER["srl_backend"] == "tagger" and USER["tagger_model"] else [],
+    keyclip_model=[USER["keyclip_model"]] if USER["keyclip_model"] else [],
+)
+# The neural text key-clip selector trained on every benchmark recipe (rules/deploy.smk).
+DEPLOYED_SELECTOR = "results/models/keyclips-neural-text"
 
 
 # Captions of the HTML report (rules/report.smk).

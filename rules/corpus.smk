@@ -11,7 +11,7 @@ rule corpus_shard:
     input:
         sources=corpus_shard_sources,
         lexicon=user_lexicon(),
-        tagger=[USER["tagger_model"]] if USER["srl_backend"] == "tagger" and USER["tagger_model"] else [],
+        **USER_MODELS,
         verified=CORPUS_VERIFIED,
         wordnet=config["resources"]["nltk_data"],
     output:
@@ -21,14 +21,7 @@ rule corpus_shard:
     params:
         code=code_fingerprint("corpus_shard"),
         shards=CORPUS_SHARDS,
-        segmentation=USER["segmentation"],
-        max_clip_s=USER["max_clip_s"],
-        drop_sound_tags=USER["drop_sound_tags"],
-        extractor=USER["extractor"],
-        srl_backend=USER["srl_backend"],
-        tagger_model=USER["tagger_model"],
-        device=USER["device"],
-        lowercase=USER["lowercase"],
+        **USER_SETTINGS,
     log:
         f"logs/corpus/corpus_shard/{CORPUS['name']}/{{shard}}-of-{CORPUS_SHARDS}.log",
     benchmark:
@@ -59,7 +52,6 @@ rule corpus_markdown:
     "Write one Markdown step list per video of the corpus dataset."
     input:
         clips=f"{CORPUS_DIR}/procedures.parquet",
-        wordnet=config["resources"]["nltk_data"],
     output:
         markdown=directory(f"{CORPUS_DIR}/markdown"),
     params:
@@ -67,6 +59,6 @@ rule corpus_markdown:
     log:
         f"logs/corpus/corpus_markdown/{CORPUS['name']}.log",
     conda:
-        "../envs/torch.yaml"
+        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/corpus_markdown.py"

@@ -18,6 +18,10 @@ REPORT_TARGETS = [
     "results/report/per_recipe_tuples.png",
     *expand("results/report/errors/keyclips/{system}.html", system=keyclip_systems()),
     *expand("results/report/errors/tuples/{system}.html", system=tuple_systems()),
+    # The procedures of the user's files present in user.dir, and the corpus's summary once the
+    # corpus was built (its target is never built just for the report: hours on the full corpus).
+    *expand("results/report/procedures/{name}.html", name=user_names()),
+    *([f"results/report/corpus/{CORPUS['name']}.html"] if os.path.exists(f"{CORPUS_DIR}/procedures.parquet") else []),
 ]
 
 
@@ -134,6 +138,42 @@ rule report_errors_tuples:
         "../envs/cpu.yaml"
     script:
         "../workflow/scripts/report_errors.py"
+
+
+rule report_procedure:
+    "A user file's procedure (key steps with times and tuples) as a report page."
+    input:
+        json="results/procedures/{name}.json",
+    output:
+        report("results/report/procedures/{name}.html", caption=report_caption("procedure"),
+               category="Your procedures", labels={"file": "{name}"}),
+    params:
+        code=code_fingerprint("report_procedure"),
+    log:
+        "logs/report/report_procedure/{name}.log",
+    conda:
+        "../envs/cpu.yaml"
+    script:
+        "../workflow/scripts/report_procedure.py"
+
+
+rule report_corpus:
+    "Summary of a corpus's procedures (steps per video, frequent verbs and arguments) as a report page."
+    input:
+        clips=f"{CORPUS_DIR}/procedures.parquet",
+    output:
+        report(f"results/report/corpus/{CORPUS['name']}.html", caption=report_caption("corpus"),
+               category="Corpus", labels={"corpus": CORPUS["name"]}),
+    params:
+        code=code_fingerprint("report_corpus"),
+        corpus=CORPUS["name"],
+        top=REPORT["corpus_top"],
+    log:
+        f"logs/report/report_corpus/{CORPUS['name']}.log",
+    conda:
+        "../envs/cpu.yaml"
+    script:
+        "../workflow/scripts/report_corpus.py"
 
 
 rule report_all:

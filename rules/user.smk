@@ -8,7 +8,7 @@ rule user_procedures:
         subtitles=user_subtitles,
         video=user_video,
         lexicon=user_lexicon(),
-        tagger=[USER["tagger_model"]] if USER["srl_backend"] == "tagger" and USER["tagger_model"] else [],
+        **USER_MODELS,
         wordnet=config["resources"]["nltk_data"],
     output:
         json="results/procedures/{name}.json",
@@ -19,14 +19,7 @@ rule user_procedures:
         name=r"[^/]+",
     params:
         code=code_fingerprint("procedures_extract"),
-        segmentation=USER["segmentation"],
-        max_clip_s=USER["max_clip_s"],
-        drop_sound_tags=USER["drop_sound_tags"],
-        extractor=USER["extractor"],
-        srl_backend=USER["srl_backend"],
-        tagger_model=USER["tagger_model"],
-        device=USER["device"],
-        lowercase=USER["lowercase"],
+        **USER_SETTINGS,
     log:
         "logs/user/user_procedures/{name}.log",
     conda:

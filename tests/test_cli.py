@@ -33,13 +33,15 @@ def inputs(tmp_path):
 
 @pytest.mark.slow
 def test_json_with_progress_bar_follows_the_schema(inputs):
-    proc = cookproc(inputs, "extract", "soup.vtt", "--lexicon", "cooking.lst", "-o", "out/soup.json", "--progress")
+    proc = cookproc(inputs, "extract", "soup.vtt", "--lexicon", "cooking.lst", "-o", "out/soup.json", "--progress",
+                    "--keyclips", "none")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""  # the document went to the file, the report and the bar to stderr
     assert "soup.vtt: 100%" in proc.stderr and "4/4" in proc.stderr and "3 key clips of 4 -> out/soup.json" in proc.stderr
     document = json.loads((inputs / "out/soup.json").read_text(encoding="utf-8"))
     jsonschema.validate(document, json.loads(DOCUMENT_SCHEMA.read_text(encoding="utf-8")))
-    assert document["extractor"] == "srl-heur-spacy" and document["segmentation"] == "sentence"
+    assert document["extractor"] == document["key_clips_by"] == "srl-heur-spacy"
+    assert document["segmentation"] == "sentence" and document["settings"]["keyclip_model"] is None
     assert [c["sentence"] for c in document["clips"]] == ["Hi everyone, welcome back!", "Chop the onions and the garlic.",
                                                           "Heat the oil in a large pot.", "Then add the tomatoes."]
     assert [c["is_key"] for c in document["clips"]] == [False, True, True, True]
@@ -51,7 +53,8 @@ def test_json_with_progress_bar_follows_the_schema(inputs):
 def test_markdown_to_stdout_with_a_workflow_configs_settings(inputs):
     # A config's relative paths are read from its own folder; its user section sets the clip cutting.
     (inputs / "cfg").mkdir()
-    (inputs / "cfg" / "config.yaml").write_text("user:\n  lexicon: ../cooking.lst\n  segmentation: cue\n")
+    (inputs / "cfg" / "config.yaml").write_text("user:\n  lexicon: ../cooking.lst\n  segmentation: cue\n"
+                                                "  keyclip_model: null\n")
     proc = cookproc(inputs / "cfg", "extract", "../soup.vtt", "--config", "config.yaml")
     assert proc.returncode == 0, proc.stderr
     md = proc.stdout
@@ -73,7 +76,9 @@ def test_markdown_to_stdout_with_a_workflow_configs_settings(inputs):
     ("empty.srt", "", [], "empty.srt: the file is empty"),
     ("absent.vtt", None, [], "absent.vtt: no such file"),
     ("ok.srt", "1\n00:00:01,000 --> 00:00:02,000\nchop it.\n", ["--model", "results/models/keyclips.pt"],
-     "--model results/models/keyclips.pt: loading a trained model is not supported yet"),
+     "--model results/models/keyclips.pt: not a built-in extractor"),
+    ("ok.srt", "1\n00:00:01,000 --> 00:00:02,000\nchop it.\n", ["--keyclips", "models/absent"],
+     "models/absent: no trained key-clip selector here: build it with `snakemake -c2 models/absent`"),
     ("ok.srt", "1\n00:00:01,000 --> 00:00:02,000\nchop it.\n", ["--lexicon", "missing.lst"],
      "missing.lst: cooking lexicon not found"),
 ])
@@ -90,3 +95,53 @@ def test_bad_input_is_a_clear_error_and_a_non_zero_exit(tmp_path, name, text, ar
 def test_usage_errors_exit_non_zero(tmp_path):
     proc = cookproc(tmp_path, "extract", "x.srt", "--format", "pdf")
     assert proc.returncode == 2 and "invalid choice: 'pdf'" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def selector_dir(tmp_path_factory):
+    """A tiny key-clip selector artifact (random tiny encoder, synthetic labels)."""
+    from test_keyclip_deploy import _clips, _tiny_bert, _train
+    from cookproc.keyclips import deploy
+
+    root = tmp_path_factory.mktemp("models")
+    trained = _train(_tiny_bert(root / "bert", layers=2), _clips())
+    path = root / "keyclips-tiny"
+    deploy.save_selector(trained, path, deploy.metadata(trained, config={}, code="test"), card="# card\n")
+    return path
+
+
+@pytest.mark.slow
+def test_a_trained_selector_decides_the_key_clips_and_gives_their_probabilities(inputs, selector_dir):
+    from cookproc.keyclips.deploy import read_model_json
+
+    from cookproc.cli import main
+
+    threshold = read_model_json(selector_dir)["spec"]["threshold"]
+    # The installed command once; then in this process (the same code, without a second start-up):
+    # --model with a selector's folder is taken as --keyclips (the SRL extractor stays the default).
+    proc = cookproc(inputs, "extract", "soup.vtt", "--lexicon", "cooking.lst", "--keyclips", selector_dir,
+                    "-o", "soup--keyclips.json")
+    assert proc.returncode == 0, proc.stderr
+    assert main(["extract", str(inputs / "soup.vtt"), "--lexicon", str(inputs / "cooking.lst"), "--model",
+                 str(selector_dir), "-o", str(inputs / "soup--model.json")]) == 0
+    for option in ("--keyclips", "--model"):
+        document = json.loads((inputs / f"soup{option}.json").read_text(encoding="utf-8"))
+        jsonschema.validate(document, json.loads(DOCUMENT_SCHEMA.read_text(encoding="utf-8")))
+        assert document["key_clips_by"] == "keyclips-tiny"
+        assert document["extractor"] == "keyclips-tiny + srl-heur-spacy"
+        assert document["settings"]["keyclip_model"] == str(selector_dir)
+        probabilities = [c["key_probability"] for c in document["clips"]]
+        assert all(0.0 <= p <= 1.0 for p in probabilities)
+        assert [c["is_key"] for c in document["clips"]] == [p >= threshold for p in probabilities]
+        assert all(c["key_score"] is None for c in document["clips"])
+        # The tuples still come from the SRL extractor, for every clip.
+        assert [c["verbs"] for c in document["clips"]] == [[], ["chop"], ["heat"], ["add"]]
+
+
+def test_the_default_selector_must_exist(inputs):
+    """Without --keyclips the config's user.keyclip_model is used; when it was never built the
+    command says how to build it (nothing else decides in its place)."""
+    (inputs / "cfg.yaml").write_text("user:\n  keyclip_model: models/never-built\n  lexicon: cooking.lst\n")
+    proc = cookproc(inputs, "extract", "soup.vtt", "--config", "cfg.yaml")
+    assert proc.returncode == 1 and "never-built: no trained key-clip selector here" in proc.stderr, proc.stderr
+    assert proc.stdout == ""

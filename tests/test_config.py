@@ -87,3 +87,38 @@ def test_numbers_given_as_strings_on_the_command_line_are_read_as_numbers():
         validate_config({"keyclips": {"neural": {"finetune": {"layers": "2.5"}}}})
     with pytest.raises(ValueError, match=r"user\.max_clip_s"):
         validate_config({"user": {"max_clip_s": "true"}})
+
+
+def test_a_stored_validation_fills_the_same_config_and_never_passes_a_bad_one(tmp_path, monkeypatch):
+    """What every Snakemake run and cluster job gets from .snakemake/cookproc/store.json: the
+    config of a validation done before, equal to validating again; a changed config or schema is
+    validated anew."""
+    import shutil
+
+    from cookproc.core import config_schema
+    from cookproc.core.deps import ContentStore
+
+    store = ContentStore()
+    store.use_file(tmp_path / "store.json")
+    fresh = validate_config(load_config())
+    assert validate_config(load_config(), store=store) == fresh and (tmp_path / "store.json").is_file()
+
+    again = ContentStore()  # a later process
+    again.use_file(tmp_path / "store.json")
+    monkeypatch.setattr(config_schema, "validate", lambda *a: pytest.fail("validated again"))
+    stored = validate_config(load_config(), store=again)
+    # Equal, key order included: rule params are compared as text, so another order would rerun jobs.
+    assert stored == fresh and repr(stored) == repr(fresh)
+    monkeypatch.undo()
+
+    bad = load_config()
+    bad["tables"]["tuple_sytems"] = ["typo"]
+    with pytest.raises(Exception, match="tuple_sytems"):
+        validate_config(bad, store=again)
+    # The same config against an edited copy of the schemas: a new key, validated anew.
+    schemas = shutil.copytree(CONFIG_SCHEMA.parent, tmp_path / "schemas")
+    edited = schemas / "config" / "report.schema.yaml"
+    edited.write_text(edited.read_text().replace("default: 15", "default: 16"))
+    config = load_config()
+    del config["report"]["top_errors"]
+    assert validate_config(config, schemas / "config.schema.yaml", store=again)["report"]["top_errors"] == 16

@@ -38,8 +38,11 @@ def write_corpus(folder, files=FILES):
 
 
 def corpus_workdir(root, name, upstream, shards, files=FILES):
-    """A working directory whose corpus is its folder corpus/ (relative: a copy keeps its inputs)."""
-    work = make_workdir(root / name, upstream, {"corpus": {"name": "tiny", "dir": "corpus", "shards": shards}})
+    """A working directory whose corpus is its folder corpus/ (relative: a copy keeps its inputs).
+    The SRL rule decides the key clips: these tests are about shards (the trained selector scores
+    each video alone, tests/test_keyclip_deploy.py; end to end: tests/test_procedures.py)."""
+    work = make_workdir(root / name, upstream, {"corpus": {"name": "tiny", "dir": "corpus", "shards": shards},
+                                               "user": {"keyclip_model": None}})
     write_corpus(work / "corpus", files)
     return work
 

@@ -130,3 +130,41 @@ def test_a_moved_checkout_keeps_its_fingerprints(tmp_path):
 def test_unknown_file_kinds_are_refused(tmp_path):
     with pytest.raises(ValueError, match="no code normalisation"):
         normalized_code(write(tmp_path / "a.txt", "x"))
+
+
+FINGERPRINT_IN_A_FRESH_PROCESS = r"""
+import sys
+from cookproc.core import deps, fingerprint
+store, script, library, repo, parse = sys.argv[1:]
+deps.STORE.use_file(store)
+if parse == "forbidden":  # every syntax tree must come from the store
+    def refuse(*args, **kwargs):
+        raise RuntimeError("parsed a file")
+    fingerprint.normalized_code = deps._library_imports = refuse
+print(fingerprint.code_fingerprint(script, library, repo))
+"""
+
+
+def test_a_fresh_process_reuses_the_stored_syntax_work_by_content_only(tmp_path):
+    """What Snakemake gets on each run: a file parsed once is not parsed again while its content
+    stays; an edited file is parsed anew (never served a stale result); a damaged store is ignored."""
+    import subprocess
+    import sys
+
+    repo, library, script = make_checkout(tmp_path / "one")
+    store = tmp_path / ".snakemake" / "cookproc" / "code-digests.json"
+
+    def fingerprint(parse="allowed"):
+        proc = subprocess.run([sys.executable, "-c", FINGERPRINT_IN_A_FRESH_PROCESS, str(store), str(script),
+                               str(library), str(repo), parse], capture_output=True, text=True)
+        return proc.stdout.strip() if proc.returncode == 0 else proc.stderr
+
+    expected = code_fingerprint(script, library, repo)
+    assert fingerprint() == expected and store.is_file()
+    assert fingerprint("forbidden") == expected
+    write(library / "geometry.py", "import math\n\ndef area(r):\n    return math.pi * r * r\n")
+    assert "parsed a file" in fingerprint("forbidden")
+    edited = fingerprint()
+    assert edited == code_fingerprint(script, library, repo) != expected
+    store.write_text("{not json")
+    assert fingerprint() == edited

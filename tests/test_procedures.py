@@ -95,15 +95,17 @@ def test_extractor_labels_in_chunks_and_reports_progress():
 def test_model_names():
     assert parse_model("srl-heur-spacy") == ("srl-heur", "spacy") and parse_model("srl-tagger") == ("srl", "tagger")
     assert set(MODELS) == {"srl-heur-spacy", "srl-heur-tagger", "srl-spacy", "srl-tagger"}
-    # No trained key-clip model is deployed: a path is refused, not run by something else.
-    with pytest.raises(ValueError, match="loading a trained model is not supported yet"):
+    # A path is not an extractor (a trained key-clip selector is given as keyclip_model): refused, not
+    # run by something else.
+    with pytest.raises(ValueError, match="not a built-in extractor .* a trained selector is given with --keyclips"):
         parse_model("results/models/keyclips.pt")
     with pytest.raises(ValueError, match="--model 'neural': unknown model; expected one of srl-heur-spacy"):
         parse_model("neural")
 
 
 SETTINGS = {"segmentation": "auto", "max_clip_s": 15.0, "drop_sound_tags": True, "srl_backend": "spacy",
-            "tagger_model": None, "lowercase": True, "lexicon": "lexicon.lst", "lexicon_size": 4}
+            "tagger_model": None, "lowercase": True, "lexicon": "lexicon.lst", "lexicon_size": 4,
+            "keyclip_model": None}
 
 
 def soup_document():
@@ -287,20 +289,33 @@ def test_user_target_end_to_end(tmp_path, tiny_upstream):
     run_snakemake(workdir, "results/procedures/soup.json")
     doc = json.loads((workdir / "results/procedures/soup.json").read_text(encoding="utf-8"))
     assert doc["video"]["duration_s"] == pytest.approx(12.0, abs=0.3)
-    assert doc["extractor"] == "srl-heur-spacy" and doc["segmentation"] == "sentence"
+    # By default the key clips come from the selector trained on every benchmark recipe (here the
+    # fixture's), the tuples from SRL with the paper's heuristics on spaCy.
+    assert doc["extractor"] == "keyclips-neural-text + srl-heur-spacy" and doc["segmentation"] == "sentence"
+    assert doc["key_clips_by"] == "keyclips-neural-text"
+    assert doc["settings"]["keyclip_model"] == "results/models/keyclips-neural-text"
     jsonschema.validate(doc, json.loads(DOCUMENT_SCHEMA.read_text(encoding="utf-8")))
+    model = workdir / "results/models/keyclips-neural-text"
+    meta = json.loads((model / "model.json").read_text(encoding="utf-8"))
+    assert meta["format"] == "cookproc.keyclip-selector" and meta["training"]["n_clips"] > 0
+    card = (model / "MODEL_CARD.md").read_text(encoding="utf-8")
+    assert "| run | Acc | P | R | F1 |" in card and "| seed 0 |" in card and "recipes resampled" in card
     clips = doc["clips"]
     assert [c["sentence"] for c in clips] == ["Hi everyone, welcome back!", "Chop the onions and the garlic.",
                                               "Heat the oil in a large pot.", "Then add the tomatoes."]
     assert [c["start_s"] for c in clips[:3]] == [0.5, 2.0, 7.5]
     assert clips[-1]["end_s"] == doc["video"]["duration_s"]  # the last clip runs to the video's end
-    assert [c["is_key"] for c in clips] == [False, True, True, True]
+    threshold = meta["spec"]["threshold"]
+    assert [c["is_key"] for c in clips] == [c["key_probability"] >= threshold for c in clips]
     assert [c["verbs"] for c in clips] == [[], ["chop"], ["heat"], ["add"]]
     assert "the oil" in clips[2]["args"] and clips[2]["tuples"][0]["verb"] == "heat"
     md = (workdir / "results/procedures/soup.md").read_text(encoding="utf-8")
-    assert md.count("\n1. ") == 1 and "\n3. **00:00:" in md and "*Chop the onions and the garlic.*" in md
+    n_key = sum(c["is_key"] for c in clips)
+    steps = [line for line in md.splitlines() if line[:1].isdigit()]  # key clips only, in order
+    assert len(steps) == n_key and all("key probability" in line for line in steps)
     log = (workdir / "logs/user/user_procedures/soup.log").read_text(encoding="utf-8")
-    assert "4 clips (sentence segmentation), 3 key clips by srl-heur-spacy" in log and "[2/2] wrote" in log
+    assert f"4 clips (sentence segmentation), {n_key} key clips by keyclips-neural-text + srl-heur-spacy" in log
+    assert "[2/2] wrote" in log
 
     proc = run_snakemake(workdir, "results/procedures/broken.json", check=False)
     assert proc.returncode != 0 and not (workdir / "results/procedures/broken.json").exists()

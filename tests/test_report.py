@@ -183,3 +183,51 @@ def test_html_report_in_chromium(tmp_path, tiny_upstream):
     assert results["results/report/errors/keyclips/upstream-neural.html"]["tables"] == 2  # the fixture has both kinds
     assert "upstream-neural" in results["results/report/errors/keyclips/upstream-neural.html"]["caption"]
     assert seen["app_image_width"] > 100  # the report app itself displays a figure
+
+
+def test_procedure_page_lists_the_key_steps_in_order_with_their_probability():
+    from cookproc.procedures import ClipExtraction, ProcedureTuple, procedure_document
+    from cookproc.report import procedure_html
+    from cookproc.subtitles import Clip
+    from test_procedures import SETTINGS
+
+    clips = [Clip(0.0, 3.0, "hey everybody <welcome>", [1]), Clip(3.0, 6.0, "whisk the eggs", [5]),
+             Clip(6.0, 9.0, "my dog is barking", [9]), Clip(9.0, None, "flip the pancake", [13])]
+    exts = [ClipExtraction(False, None, [], [], [], 0.1),
+            ClipExtraction(True, None, ["whisk"], ["the eggs"], [ProcedureTuple("whisk", ("the eggs",))], 0.91),
+            ClipExtraction(False, None, ["bark"], [], [ProcedureTuple("bark", ())], 0.2),
+            ClipExtraction(True, None, ["flip"], [], [ProcedureTuple("flip", ())], 0.77)]
+    doc = procedure_document("pancakes", clips, exts, source="data/user/pancakes.srt", video=None,
+                             extractor="keyclips-neural-text + srl-heur-spacy", settings=SETTINGS,
+                             segmentation="cue", key_clips_by="keyclips-neural-text")
+    body = procedure_html(doc)
+    rows = re.findall(r"<tr>(<td.*?)</tr>", body)
+    assert len(rows) == 2  # the key steps only, in order
+    assert "00:00:03.0–00:00:06.0" in rows[0] and "whisk (the eggs)" in rows[0] and ">0.91<" in rows[0]
+    assert "00:00:09.0–end" in rows[1] and ">0.77<" in rows[1]
+    assert "bark" not in body and "2 key steps of 4 clips" in body and "keyclips-neural-text" in body
+    doc["n_key_clips"] = 3  # a document that contradicts itself is refused, not rendered
+    with pytest.raises(ValueError, match="n_key_clips is 3"):
+        procedure_html(doc)
+
+
+def test_corpus_summary_counts_steps_per_video_and_ranks_verbs_and_arguments():
+    from cookproc.corpus import CORPUS_CLIPS
+    from cookproc.report import corpus_summary_html
+
+    def row(video, i, key, verbs, args):
+        return {"video_id": video, "clip_idx": i, "source": f"{video}.txt", "start_s": None, "end_s": None,
+                "source_lines": [i + 1], "sentence": "s", "is_key": key, "key_probability": None, "key_score": None,
+                "verbs": verbs, "args": args, "tuples": [], "extractor": "srl-heur-spacy", "segmentation": "cue"}
+
+    rows = [row("a", 0, True, ["add"], ["salt"]), row("a", 1, True, ["stir", "add"], ["pot"]),
+            row("a", 2, False, ["watch"], ["video"]),  # not a key step: not counted
+            row("b", 0, True, ["chop"], ["salt"]), row("c", 0, False, ["add"], [])]
+    body = corpus_summary_html(pa.Table.from_pylist(rows, schema=CORPUS_CLIPS), top=2)
+    assert "3 videos, 5 clips, 3 key clips" in body
+    # Steps per video 2, 1, 0: mean 1.0, min 0, median 1, max 2, one video without a step.
+    stats = re.findall(r'<td class="num">([^<]*)</td>', body.split("Steps per video")[1].split("<h2>")[0])
+    assert stats == ["1.0", "0", "0.5", "1", "1.5", "2", "1"]
+    verbs = re.findall(r"<tr>(<td.*?)</tr>", body.split("Most frequent verbs")[1].split("<h2>")[0])
+    assert [re.findall(r"<td[^>]*>([^<]*)</td>", r) for r in verbs] == [["1", "add", "2"], ["2", "chop", "1"]]
+    assert "watch" not in body and ">video<" not in body

@@ -63,11 +63,15 @@ TORCH_FREE = (
     "cookproc.srl.frames",
     "cookproc.tables",
     "cookproc.wordnet",
+    # Procedure documents and their report and corpus pages (the extractors that fill them need torch).
+    "cookproc.documents",
+    "cookproc.report",
+    "cookproc.corpus",
 )
 
 #: Modules that import torch when they are imported.
 TORCH_MODULES = ("cookproc.keyclips.net", "cookproc.keyclips.train", "cookproc.keyclips.neural",
-                 "cookproc.keyclips.finetune")
+                 "cookproc.keyclips.finetune", "cookproc.keyclips.deploy")
 
 #: Rule scripts of the key-clip and supervised stages that run in envs/cpu.yaml.
 CPU_SCRIPTS = ("keyclips_folds", "keyclips_tfidf", "keyclips_summary", "supervised_keyclips", "supervised_tuples",

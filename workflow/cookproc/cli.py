@@ -1,6 +1,7 @@
 """The ``cookproc`` command: a procedure from a transcript or subtitle file, without a Snakefile.
 
-    cookproc extract talk.vtt [--video talk.mp4] [--format md|json] [--output PATH] [--model NAME]
+    cookproc extract talk.vtt [--video talk.mp4] [--format md|json] [--output PATH]
+                              [--keyclips results/models/keyclips-neural-text | none] [--model NAME]
 
 It runs the library code of rule user_procedures (:func:`cookproc.procedures.extract_procedure`)
 with the same settings: the defaults of the config's ``user`` section, or the settings of a
@@ -66,9 +67,14 @@ def parser() -> argparse.ArgumentParser:
     extract.add_argument("--format", choices=("md", "json"),
                          help="output format (default: from --output's extension, else md)")
     extract.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of to stdout")
+    extract.add_argument("--keyclips", metavar="DIR",
+                         help="the trained key-clip selector's folder (default: the config's user.keyclip_model, "
+                              "results/models/keyclips-neural-text, built by `snakemake -c2 "
+                              "results/models/keyclips-neural-text`); 'none': the extractor's rule decides")
     extract.add_argument("--model", metavar="NAME",
-                         help=f"extractor: one of {', '.join(MODELS)} (default: the config's "
-                              "user.extractor-user.srl_backend, srl-heur-spacy); trained models cannot be loaded yet")
+                         help=f"extractor of the verbs and arguments: one of {', '.join(MODELS)} (default: the config's "
+                              "user.extractor-user.srl_backend, srl-heur-spacy); a key-clip selector's folder is "
+                              "taken as --keyclips")
     extract.add_argument("--tagger-model", metavar="PATH", help="the trained SRL tagger's model file (tagger models)")
     extract.add_argument("--lexicon", metavar="PATH",
                          help=f"cooking lexicon, one word a line (default: the config's user.lexicon, else "
@@ -95,8 +101,14 @@ def extract(args: argparse.Namespace) -> None:
 
     config, base = load_config(args.config)
     section = dict(config["user"])
+    if args.model and Path(args.model, "model.json").is_file():
+        args.keyclips, args.model = args.keyclips or args.model, None
     if args.model:
         section["extractor"], section["srl_backend"] = parse_model(args.model)
+    if args.keyclips:
+        section["keyclip_model"] = None if args.keyclips.lower() == "none" else args.keyclips
+    elif section["keyclip_model"]:
+        section["keyclip_model"] = _relative_to(base, section["keyclip_model"])
     for option, key in (("tagger_model", "tagger_model"), ("segmentation", "segmentation"), ("device", "device")):
         if getattr(args, option) is not None:
             section[key] = getattr(args, option)

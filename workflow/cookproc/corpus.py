@@ -38,7 +38,7 @@ CORPUS_CLIPS = pa.schema(
         pa.field("source_lines", pa.list_(pa.int32()), nullable=False),
         pa.field("sentence", pa.string(), nullable=False),
         pa.field("is_key", pa.bool_(), nullable=False),
-        # P(key step) from the extractor; null for the SRL extractors, which decide by rule.
+        # P(key step) from the trained key-clip selector; null when the SRL extractor's rule decided.
         pa.field("key_probability", pa.float64(), nullable=True),
         # The extractor's own confidence, not a probability (the tagger's); null for spaCy.
         pa.field("key_score", pa.float64(), nullable=True),

@@ -10,34 +10,42 @@ come from). :func:`make_extractor` builds the configured one:
   :mod:`cookproc.srl.baselines`; a clip is key iff a frame survives; verbs are the lemmas.
 * ``srl``: every SRL frame is a tuple (the paper's "SRL w/o heuristics"); key iff a predicate.
 
+With a trained key-clip selector (``keyclip_model``, a folder of results/models/ written by
+cookproc.keyclips.deploy; the default of the workflow's ``user`` section) the selector decides
+which clips are key and gives each clip its key probability; the SRL extractor still gives the
+verbs and arguments (:class:`SelectedKeyClips`).
+
 Both take their frames from an SRL backend of :mod:`cookproc.srl.predict`: ``spacy`` (dependency
 rules, no training, default) or ``tagger`` (the trained BIO tagger; needs its model file). A
 built-in extractor is named ``<extractor>-<backend>`` (:data:`MODELS`, the CLI's ``--model``).
 
 Two numbers per clip, kept apart so that neither claims more than it is:
 
-* ``key_probability``: the extractor's probability that the clip is a key step. The SRL extractors
-  decide by rule (``is_key``) and have none: it is null for them. A trained key-clip selector
-  plugs in by filling it (and ``is_key`` from its threshold).
-* ``key_score``: the extractor's own confidence in its decision, not a probability of being key:
-  for the tagger the highest mean tag probability of a kept frame's predicate; null for the
-  rule-based spaCy backend (it has no confidence).
+* ``key_probability``: the trained key-clip selector's probability that the clip is a key step
+  (``is_key`` is then its threshold decision). The SRL extractors alone decide by rule and have
+  none: it is null for them.
+* ``key_score``: the SRL extractor's own confidence in its rule's decision, not a probability of
+  being key: for the tagger the highest mean tag probability of a kept frame's predicate; null for
+  the rule-based spaCy backend (it has no confidence), and null when a selector decided.
 
-A procedure document (:func:`procedure_document`) follows ``workflow/schemas/procedure.schema.json``;
-it is checked when built and again by every writer (:func:`to_json`, :func:`to_markdown`), so a
-document that does not conform is never written.
+The documents they fill (:func:`procedure_document`, JSON and Markdown, the schema check) are in
+the torch-free :mod:`cookproc.documents`, re-exported here.
 """
 from __future__ import annotations
 
-import functools
-import json
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
-from cookproc.subtitles import Clip, format_time, read_clips_and_segmentation
+# The document itself (schema, validation, JSON and Markdown) is torch-free, for the report and the
+# corpus's Markdown; re-exported here, where the extractors fill it.
+from cookproc.documents import (DOCUMENT_SCHEMA, FORMAT_VERSION, ClipExtraction, DocumentError,  # noqa: F401
+                                ProcedureTuple, procedure_document, render, steps_markdown, to_json, to_markdown,
+                                validate_document, write_procedure)
+from cookproc.subtitles import read_clips_and_segmentation
 
 log = logging.getLogger(__name__)
 
@@ -45,29 +53,8 @@ EXTRACTORS = ("srl-heur", "srl")
 SRL_BACKENDS = ("spacy", "tagger")
 #: Built-in extractors by name (``<extractor>-<backend>``), as documents and ``--model`` name them.
 MODELS = tuple(f"{e}-{b}" for e in EXTRACTORS for b in SRL_BACKENDS)
-#: Version of the JSON layout written by :func:`procedure_document` (2: key_probability,
-#: segmentation, timed; untimed clips).
-FORMAT_VERSION = 2
-#: The JSON Schema every procedure document follows.
-DOCUMENT_SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "procedure.schema.json"
 #: Sentences handed to the SRL backend at once: its batch, and the progress bar's step.
 CHUNK_SENTENCES = 256
-
-
-@dataclass(frozen=True)
-class ProcedureTuple:
-    verb: str
-    args: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ClipExtraction:
-    is_key: bool
-    key_score: float | None  # the extractor's confidence, not a probability (module doc)
-    verbs: list[str]
-    args: list[str]
-    tuples: list[ProcedureTuple] = field(default_factory=list)
-    key_probability: float | None = None  # P(key step); None for extractors without one
 
 
 Progress = Callable[[int, int], None]  # called with (sentences just labelled, sentences in all)
@@ -110,11 +97,15 @@ class LoggedProgress:
 
 
 class Extractor(Protocol):
-    """Anything that labels the sentences of one video (in time order)."""
+    """Anything that labels sentences, one per clip: each video's clips consecutive and in time
+    order; ``videos`` (one id per sentence, default: all one video) says where videos change, for
+    extractors that read a clip's neighbours. ``key_clips_by``: what decides the key clips."""
 
     name: str
+    key_clips_by: str
 
-    def extract(self, sentences: Sequence[str], progress: Progress | None = None) -> list[ClipExtraction]: ...
+    def extract(self, sentences: Sequence[str], progress: Progress | None = None,
+                videos: Sequence | None = None) -> list[ClipExtraction]: ...
 
 
 # ----------------------------------------------------------------------------- SRL extractors
@@ -160,7 +151,12 @@ class SRLExtractor:
     lexicon: frozenset = frozenset()
     lowercase: bool = True
 
-    def extract(self, sentences: Sequence[str], progress: Progress | None = None) -> list[ClipExtraction]:
+    @property
+    def key_clips_by(self) -> str:
+        return self.name
+
+    def extract(self, sentences: Sequence[str], progress: Progress | None = None,
+                videos: Sequence | None = None) -> list[ClipExtraction]:  # noqa: ARG002 (clip by clip)
         # The backends and the lexicon were built for the benchmark's lower-case transcripts.
         texts = [s.lower() if self.lowercase else s for s in sentences]
         t0 = time.perf_counter()
@@ -178,6 +174,75 @@ class SRLExtractor:
                 progress(len(chunk), len(texts))
         log.info("%s: labelled %d sentences in %.1f s", self.name, len(texts), time.perf_counter() - t0)
         return out
+
+
+#: Sentences a key-clip selector scores at once (whole videos, never split): bounds its memory on a
+#: corpus shard of thousands of videos.
+SELECTOR_CHUNK_SENTENCES = 2048
+
+
+@dataclass
+class SelectedKeyClips:
+    """Key clips and their probabilities from a trained selector (cookproc.keyclips.deploy), verbs,
+    arguments and tuples from an SRL extractor (kept for every clip, key or not: the JSON keeps
+    all clips, the Markdown lists the key ones)."""
+
+    selector: object  # cookproc.keyclips.deploy.KeyClipSelector (torch: imported on use)
+    tuples: Extractor
+    lowercase: bool = True
+
+    @property
+    def name(self) -> str:
+        return f"{self.selector.name} + {self.tuples.name}"
+
+    @property
+    def key_clips_by(self) -> str:
+        return self.selector.name
+
+    def extract(self, sentences: Sequence[str], progress: Progress | None = None,
+                videos: Sequence | None = None) -> list[ClipExtraction]:
+        import pandas as pd
+
+        extractions = self.tuples.extract(sentences, progress, videos)
+        videos = [0] * len(sentences) if videos is None else list(videos)
+        if len(videos) != len(sentences):
+            raise ValueError(f"{len(videos)} video ids for {len(sentences)} sentences")
+        # The selector was trained on the benchmark's lower-case transcripts, as the SRL backends.
+        texts = [s.lower() if self.lowercase else s for s in sentences]
+        probability = []
+        t0 = time.perf_counter()
+        for start, stop in video_chunks(videos, SELECTOR_CHUNK_SENTENCES):
+            clips = pd.DataFrame({"video_id": videos[start:stop], "sentence": texts[start:stop]})
+            clips["clip_idx"] = clips.groupby("video_id", sort=False).cumcount()
+            probability += self.selector.score(clips)[0].tolist()
+        log.info("%s: scored %d sentences in %.1f s", self.selector.name, len(texts), time.perf_counter() - t0)
+        threshold = self.selector.spec.threshold
+        return [dataclasses.replace(e, is_key=bool(p >= threshold), key_probability=float(p), key_score=None)
+                for e, p in zip(extractions, probability)]
+
+
+def video_chunks(videos: Sequence, size: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` row ranges of about ``size`` rows that never split a video (a video longer
+    than ``size`` is a chunk of its own)."""
+    chunks, start = [], 0
+    for i in range(1, len(videos) + 1):
+        if i == len(videos) or (videos[i] != videos[i - 1] and i - start >= size):
+            chunks.append((start, i))
+            start = i
+    return chunks
+
+
+def load_selector(path: str | Path, device: str = "cpu"):
+    """A trained key-clip selector's folder, loaded (refused with the reason when it does not match)."""
+    from cookproc.core.errors import InputError
+
+    if not Path(path).exists():
+        raise InputError(path, "no trained key-clip selector here: build it with `snakemake -c2 "
+                               f"{path}` (it trains on the benchmark), or set user.keyclip_model to null "
+                               "(cookproc extract: --keyclips none) to let the extractor's rule decide")
+    from cookproc.keyclips.deploy import KeyClipSelector
+
+    return KeyClipSelector.load(path, device=device)
 
 
 def srl_labeller(backend: str, *, tagger_model: str | Path | None = None, device: str = "cpu") -> FrameLabeller:
@@ -217,15 +282,14 @@ def make_extractor(extractor: str, *, srl_backend: str = "spacy", lexicon: froze
 
 
 def parse_model(model: str) -> tuple[str, str]:
-    """``(extractor, srl_backend)`` of a built-in extractor's name (:data:`MODELS`). Trained key-clip
-    selectors and extractors (results/models/...) are not deployed yet: a path is refused, with
-    what is accepted today, rather than run by something else in its place."""
+    """``(extractor, srl_backend)`` of a built-in extractor's name (:data:`MODELS`). A path is refused
+    (the trained key-clip selector is given as ``keyclip_model``): nothing runs in its place."""
     if model in MODELS:
         extractor, _, backend = model.rpartition("-")
         return extractor, backend
     if Path(model).exists() or "/" in model or model.endswith((".pt", ".json", ".pkl", ".joblib")):
-        raise ValueError(f"--model {model}: loading a trained model is not supported yet (no trained key-clip "
-                         f"selector or extractor is deployed); use a built-in extractor: {', '.join(MODELS)}")
+        raise ValueError(f"--model {model}: not a built-in extractor ({', '.join(MODELS)}) nor a key-clip "
+                         "selector's folder (with model.json); a trained selector is given with --keyclips DIR")
     raise ValueError(f"--model {model!r}: unknown model; expected one of {', '.join(MODELS)}")
 
 
@@ -244,11 +308,14 @@ class ProcedureSettings:
     tagger_model: str | None
     device: str
     lowercase: bool
+    keyclip_model: str | None = None  # a trained key-clip selector's folder; None: the extractor's rule
 
     @classmethod
     def from_config(cls, section: dict) -> "ProcedureSettings":
-        """From the ``user`` section (or a rule's params of the same names); other keys ignored."""
-        return cls(**{name: section[name] for name in cls.__dataclass_fields__})
+        """From the ``user`` section (or a rule's params of the same names); other keys ignored, keys
+        with a default optional."""
+        return cls(**{name: section[name] for name in cls.__dataclass_fields__ if name in section
+                      or cls.__dataclass_fields__[name].default is dataclasses.MISSING})
 
 
 def read_cooking_lexicon(path: str | Path) -> frozenset[str]:
@@ -264,8 +331,11 @@ def read_cooking_lexicon(path: str | Path) -> frozenset[str]:
 
 
 def load_extractor(settings: ProcedureSettings, lexicon: frozenset[str]) -> Extractor:
-    return make_extractor(settings.extractor, srl_backend=settings.srl_backend, lexicon=lexicon,
-                          tagger_model=settings.tagger_model, device=settings.device, lowercase=settings.lowercase)
+    tuples = make_extractor(settings.extractor, srl_backend=settings.srl_backend, lexicon=lexicon,
+                            tagger_model=settings.tagger_model, device=settings.device, lowercase=settings.lowercase)
+    if not settings.keyclip_model:
+        return tuples
+    return SelectedKeyClips(load_selector(settings.keyclip_model, settings.device), tuples, settings.lowercase)
 
 
 def procedure_documents(sources: Sequence[str | Path], settings: ProcedureSettings, *, lexicon: str | Path,
@@ -285,16 +355,17 @@ def procedure_documents(sources: Sequence[str | Path], settings: ProcedureSettin
         read.append((clips, used))
     words = read_cooking_lexicon(lexicon)
     extractor = extractor or load_extractor(settings, words)
-    extractions = extractor.extract([c.sentence for clips, _ in read for c in clips], progress=progress)
+    extractions = extractor.extract([c.sentence for clips, _ in read for c in clips], progress=progress,
+                                    videos=[k for k, (clips, _) in enumerate(read) for _ in clips])
     record = {"segmentation": settings.segmentation, "max_clip_s": settings.max_clip_s,
               "drop_sound_tags": settings.drop_sound_tags, "srl_backend": settings.srl_backend,
               "tagger_model": settings.tagger_model, "lowercase": settings.lowercase, "lexicon": str(lexicon),
-              "lexicon_size": len(words)}
+              "lexicon_size": len(words), "keyclip_model": settings.keyclip_model}
     documents, done = [], 0
     for name, source, video, (clips, used) in zip(names, sources, videos, read):
         documents.append(procedure_document(name, clips, extractions[done:done + len(clips)], source=str(source),
                                             video=video, extractor=extractor.name, settings=record,
-                                            segmentation=used))
+                                            segmentation=used, key_clips_by=extractor.key_clips_by))
         done += len(clips)
     return documents
 
@@ -315,142 +386,7 @@ def extract_procedure(source: str | Path, settings: ProcedureSettings, *, lexico
     return document
 
 
-# ----------------------------------------------------------------------------- outputs
-def procedure_document(name: str, clips: Sequence[Clip], extractions: Sequence[ClipExtraction], *,
-                       source: str, video: dict | None, extractor: str, settings: dict,
-                       segmentation: str) -> dict:
-    """The JSON document of one procedure: every clip, key or not, in time (or file) order;
-    checked against the procedure schema (:func:`validate_document`). ``segmentation`` is the one
-    that cut the clips (``sentence`` or ``cue``)."""
-    if len(clips) != len(extractions):
-        raise ValueError(f"{len(clips)} clips but {len(extractions)} extractions")
-    rows = []
-    for i, (clip, ext) in enumerate(zip(clips, extractions)):
-        rows.append({
-            "clip_idx": i, "start_s": clip.start_s, "end_s": clip.end_s,
-            "start": format_time(clip.start_s), "end": format_time(clip.end_s),
-            "sentence": clip.sentence, "source_lines": list(clip.lines),
-            "is_key": ext.is_key, "key_probability": ext.key_probability, "key_score": ext.key_score,
-            "verbs": list(ext.verbs), "args": list(ext.args),
-            "tuples": [{"verb": t.verb, "args": list(t.args)} for t in ext.tuples],
-        })
-    document = {
-        "format_version": FORMAT_VERSION, "name": name, "source": source, "video": video,
-        "extractor": extractor, "settings": settings, "segmentation": segmentation,
-        "timed": bool(rows) and rows[0]["start_s"] is not None,
-        "n_clips": len(rows), "n_key_clips": sum(r["is_key"] for r in rows), "clips": rows,
-    }
-    validate_document(document)
-    return document
-
-
-class DocumentError(ValueError):
-    """A procedure document that does not follow workflow/schemas/procedure.schema.json."""
-
-
-@functools.cache
-def _document_validator():
-    import jsonschema
-
-    schema = json.loads(DOCUMENT_SCHEMA.read_text(encoding="utf-8"))
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return jsonschema.Draft202012Validator(schema)
-
-
-def validate_document(document: dict) -> None:
-    """Raise :class:`DocumentError` (naming the document and the offending place) unless
-    ``document`` follows the procedure schema and its counts and order agree with its clips."""
-    name = document.get("name") if isinstance(document, dict) else None
-    from jsonschema.exceptions import best_match
-
-    errors = list(_document_validator().iter_errors(document))
-    if errors:
-        error = best_match(errors)
-        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise DocumentError(f"procedure document {name!r} does not follow {DOCUMENT_SCHEMA.name} at {where}: "
-                            f"{error.message}" + (f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""))
-    # What JSON Schema cannot say: the counts and the order of the clips.
-    clips = document["clips"]
-    problems = []
-    if document["n_clips"] != len(clips):
-        problems.append(f"n_clips is {document['n_clips']} but there are {len(clips)} clips")
-    if document["n_key_clips"] != sum(c["is_key"] for c in clips):
-        problems.append(f"n_key_clips is {document['n_key_clips']} but {sum(c['is_key'] for c in clips)} clips are key")
-    for i, clip in enumerate(clips):
-        if clip["clip_idx"] != i:
-            problems.append(f"clips/{i} has clip_idx {clip['clip_idx']}")
-        if (clip["start_s"] is None) == document["timed"]:
-            problems.append(f"clips/{i}: start_s {clip['start_s']} in a document with timed={document['timed']}")
-        elif clip["start_s"] is not None and i and clips[i - 1]["start_s"] > clip["start_s"]:
-            problems.append(f"clips/{i} starts before clips/{i - 1}")
-    if problems:
-        raise DocumentError(f"procedure document {name!r}: " + "; ".join(problems[:3]))
-
-
-def to_json(document: dict) -> str:
-    """The document as JSON text, once it passed :func:`validate_document`."""
-    validate_document(document)
-    return json.dumps(document, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
-
-
-def _md(text: str) -> str:
-    """Text safe inside Markdown emphasis and tables."""
-    return text.replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_").replace("|", "\\|")
-
-
-def to_markdown(document: dict) -> str:
-    """A readable step list: one numbered step per key clip, in order, with its time (its line in
-    an untimed transcript), tuples and sentence; once the document passed :func:`validate_document`."""
-    validate_document(document)
-    return steps_markdown(document["name"], document["source"], document["extractor"], document["clips"],
-                          n_clips=document["n_clips"], video=document["video"])
-
-
-def steps_markdown(name: str, source: str, extractor: str, clips: Sequence[dict], *, n_clips: int,
-                   video: dict | None = None) -> str:
-    """The Markdown of :func:`to_markdown` from a document's parts (the corpus renders its rows)."""
-    key_clips = [clip for clip in clips if clip["is_key"]]
-    lines = [f"# Procedure: {name}", ""]
-    lines.append(f"From `{source}`" + (f" and `{video['path']}`" if video else "")
-                 + f", extracted with `{extractor}`: {len(key_clips)} key clips of {n_clips}.")
-    lines.append("")
-    for step, clip in enumerate(key_clips, 1):
-        actions = "; ".join(t["verb"] + (f" ({', '.join(t['args'])})" if t["args"] else "") for t in clip["tuples"])
-        if clip["key_probability"] is not None:
-            score = f" (key probability {clip['key_probability']:.2f})"
-        elif clip["key_score"] is not None:
-            score = f" (key score {clip['key_score']:.2f})"
-        else:
-            score = ""
-        if clip["start_s"] is None:  # an untimed transcript: its line stands for the time
-            when = f"line {clip['source_lines'][0]}"
-        else:
-            end = "end" if clip["end_s"] is None else clip["end"]  # a transcript's last line, no video
-            when = f"{clip['start']}–{end}"
-        lines.append(f"{step}. **{when}** {_md(actions) or '(no tuple)'}{score}  ")
-        lines.append(f"   *{_md(clip['sentence'])}*")
-    if not key_clips:
-        lines.append("No key clips were found: no sentence describes a cooking step the extractor recognises.")
-    lines.append("")
-    return "\n".join(lines)
-
-
-def write_procedure(document: dict, path: str | Path, fmt: str) -> None:
-    """Write ``document`` as ``fmt`` (``json`` or ``md``) atomically, once it passed validation."""
-    from cookproc.core.schemas import atomic_write_text
-
-    text = render(document, fmt)
-    atomic_write_text(path, text)
-
-
-def render(document: dict, fmt: str) -> str:
-    if fmt == "json":
-        return to_json(document)
-    if fmt == "md":
-        return to_markdown(document)
-    raise ValueError(f"unknown format {fmt!r}; expected json or md")
-
-
+# ----------------------------------------------------------------------------- videos
 def video_info(path: str | Path) -> dict:
     """Duration and size of a video (PyAV), for the clip times and the JSON header."""
     import av

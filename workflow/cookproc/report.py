@@ -247,3 +247,70 @@ def keyclip_errors(clips: pa.Table, keyclips: pa.Table, *, system: str, top: int
     parts.append(html_table(["clip", "score"], body, raw_columns=(0,)) if body else "<p>None.</p>\n")
     return "".join(parts)
 
+
+
+# ----------------------------------------------------------------------------- procedures
+def _tuples_text(tuples: Sequence[Mapping]) -> str:
+    return "; ".join(t["verb"] + (f" ({', '.join(t['args'])})" if t["args"] else "") for t in tuples)
+
+
+def procedure_html(document: Mapping) -> str:
+    """The body of a user procedure's page: its key steps in order, with times, tuples, the key
+    probability (or the extractor's score) and the sentence (a procedure document, checked)."""
+    from cookproc.documents import validate_document
+
+    validate_document(document)
+    clips = document["clips"]
+    steps = [c for c in clips if c["is_key"]]
+    intro = (f"<p>From <code>{html.escape(document['source'])}</code>: {len(steps)} key steps of "
+             f"{document['n_clips']} clips ({html.escape(document['segmentation'])} segmentation). Key clips by "
+             f"<code>{html.escape(document['key_clips_by'])}</code>, tuples by "
+             f"<code>{html.escape(document['extractor'])}</code>.</p>\n")
+    body = []
+    for step, clip in enumerate(steps, 1):
+        when = (f"line {clip['source_lines'][0]}" if clip["start_s"] is None
+                else f"{clip['start']}–{'end' if clip['end_s'] is None else clip['end']}")
+        confidence = clip["key_probability"] if clip["key_probability"] is not None else clip["key_score"]
+        body.append([step, when, _tuples_text(clip["tuples"]) or "(no tuple)",
+                     "" if confidence is None else f"{confidence:.2f}",
+                     f'<span class="sentence">{html.escape(clip["sentence"])}</span>'])
+    header = ["step", "time", "verbs (arguments)", "key probability", "sentence"]
+    if not steps:
+        return intro + "<p>No key clips were found.</p>\n"
+    return intro + html_table(header, body, raw_columns=(4,))
+
+
+def corpus_summary_html(clips: pa.Table, *, top: int = 20) -> str:
+    """The body of a corpus's summary page (a CORPUS_CLIPS table): how many videos, clips and key
+    clips, the distribution of steps per video, and the most frequent verbs and arguments of key
+    clips. Ties are ordered by text, so the page is byte-identical run to run."""
+    import numpy as np
+
+    videos = clips.column("video_id").to_pylist()
+    is_key = clips.column("is_key").to_pylist()
+    steps = Counter(v for v, k in zip(videos, is_key) if k)
+    per_video = np.array([steps.get(v, 0) for v in sorted(set(videos))], dtype=float)
+    verbs, args = Counter(), Counter()
+    for key, v, a in zip(is_key, clips.column("verbs").to_pylist(), clips.column("args").to_pylist()):
+        if key:
+            verbs.update(v)
+            args.update(a)
+    extractors = sorted(set(clips.column("extractor").to_pylist()))
+    n_videos = len(per_video)
+    out = [f"<p>{n_videos:,} videos, {len(videos):,} clips, {sum(is_key):,} key clips; extracted with "
+           + ", ".join(f"<code>{html.escape(e)}</code>" for e in extractors) + ".</p>\n"]
+    if n_videos:
+        q = np.percentile(per_video, [0, 25, 50, 75, 100])
+        out.append("<h2>Steps per video</h2>\n")
+        out.append(html_table(["mean", "min", "25%", "median", "75%", "max", "videos without a step"],
+                              [[f"{per_video.mean():.1f}", *(f"{x:g}" for x in q), int((per_video == 0).sum())]]))
+
+    def ranked(counter: Counter) -> list[list]:
+        return [[i, item, count] for i, (item, count) in
+                enumerate(sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[:top], 1)]
+
+    out.append(f"<h2>Most frequent verbs of key steps (top {top})</h2>\n")
+    out.append(html_table(["rank", "verb", "key clips"], ranked(verbs)))
+    out.append(f"<h2>Most frequent arguments of key steps (top {top})</h2>\n")
+    out.append(html_table(["rank", "argument", "key clips"], ranked(args)))
+    return "".join(out)

@@ -3,7 +3,7 @@ import os
 
 from cookproc.corpus import CORPUS_CLIPS, video_clips
 from cookproc.core.logs import script_logging
-from cookproc.procedures import steps_markdown
+from cookproc.documents import steps_markdown
 from cookproc.core.schemas import atomic_write_text, read_parquet
 
 with script_logging(snakemake) as log:

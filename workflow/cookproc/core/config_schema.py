@@ -9,6 +9,8 @@ supervised encoder's ``finetune: {layers: 12}``) overrides the file's defaults f
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from pathlib import Path
 
 import yaml
@@ -18,14 +20,42 @@ from snakemake.utils import validate
 CONFIG_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
 
-def validate_config(config: dict, schema: Path = CONFIG_SCHEMA) -> dict:
+def validate_config(config: dict, schema: Path = CONFIG_SCHEMA, *, store=None) -> dict:
     """Validate ``config`` against ``schema`` (raises on an unknown key or a bad value) and fill in
-    every default, including those of the parts the schema takes from other files. Returns ``config``."""
+    every default, including those of the parts the schema takes from other files. Returns ``config``.
+
+    ``store`` (a cookproc.core.deps.ContentStore): a config validated before against the same
+    schema files is filled from it without validating again (only configs that passed are kept)."""
     schema = Path(schema)
+    key = _store_key(config, schema) if store is not None else None
+    filled = store.get(key) if key is not None else None
+    if filled is not None:
+        config.clear()
+        config.update(copy.deepcopy(filled))
+        return config
     coerce_command_line_values(config, schema)
     validate(config, str(schema))
     _validate_references(config, yaml.safe_load(schema.read_text(encoding="utf-8")), schema.parent)
+    stored = json.loads(json.dumps(config)) if key is not None else None
+    if stored is not None and json.dumps(stored) == json.dumps(config) and stored == config:
+        # Kept only when JSON gives it back as it is, key order included (no tuples, no number keys).
+        store.put(key, stored)
+        store.save()
     return config
+
+
+def _store_key(config: dict, schema: Path) -> str | None:
+    """The content of ``config`` and of every schema file next to ``schema`` (None: not plain JSON
+    data). Key order counts: it is the order of the filled config, which rule params keep (Snakemake
+    compares params as text)."""
+    try:
+        text = json.dumps(config, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    digest = hashlib.sha256(text.encode("utf-8"))
+    for path in sorted(schema.parent.rglob("*.yaml")):
+        digest.update(f"\n{path.relative_to(schema.parent).as_posix()} ".encode() + hashlib.sha256(path.read_bytes()).digest())
+    return f"config {schema.name} {digest.hexdigest()}"
 
 
 _SCALAR_TYPES = {"integer": int, "number": (int, float), "boolean": bool}

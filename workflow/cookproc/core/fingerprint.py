@@ -19,7 +19,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from cookproc.core.deps import imported_library_files
+from cookproc.core.deps import STORE, content_hash, imported_library_files
 
 #: Bump when the normalisation below changes (it changes every rule's fingerprint once).
 FINGERPRINT_VERSION = "1"
@@ -57,8 +57,12 @@ def normalized_code(path: str | Path) -> str:
 @lru_cache(maxsize=None)
 def _file_digest(path: Path, mtime_ns: int, size: int) -> str:
     # Keyed by (path, mtime, size) only to reuse work within one process: the digest itself is of
-    # the content.
-    return hashlib.sha256(normalized_code(path).encode("utf-8")).hexdigest()
+    # the content, and the syntax-tree work is kept between processes by content (STORE).
+    key = f"digest {FINGERPRINT_VERSION} {path.suffix} {content_hash(path)}"
+    digest = STORE.get(key)
+    if digest is None:
+        digest = STORE.put(key, hashlib.sha256(normalized_code(path).encode("utf-8")).hexdigest())
+    return digest
 
 
 def file_digest(path: str | Path) -> str:
@@ -92,6 +96,7 @@ def code_fingerprint(script: str | Path, library: str | Path, repo: str | Path) 
     digest = hashlib.sha256(f"cookproc-fingerprint {FINGERPRINT_VERSION}\n".encode())
     for rel, file_hash in sorted(file_digests(script, library, repo).items()):
         digest.update(f"{rel} {file_hash}\n".encode())
+    STORE.save()
     return digest.hexdigest()[:32]
 
 

@@ -85,6 +85,7 @@ class FrozenBottom:
         if not 1 <= top <= len(layers):
             raise ValueError(f"can fine-tune 1..{len(layers)} layers of this encoder, got {top}")
         self.model, self.top_layers, self.hidden_size = model.eval(), top, int(model.config.hidden_size)
+        self.tokenizer = tokenizer  # a deployed selector saves it with the model
         self.device = device
         self.lengths = np.zeros(len(sentences), dtype=np.int64)
         self.states: list[torch.Tensor] = [None] * len(sentences)
@@ -154,7 +155,7 @@ def length_batches(idx: np.ndarray, lengths: np.ndarray, batch_size: int, chunk_
     return [batches[i] for i in torch.randperm(len(batches), generator=gen).tolist()]
 
 
-class _Tuned(nn.Module):
+class TunedTop(nn.Module):
     """The trainable top layers, mean pooling and a linear head (the logit of "key clip")."""
 
     def __init__(self, top: nn.Module, dim: int):
@@ -169,15 +170,19 @@ class _Tuned(nn.Module):
 
 
 @torch.no_grad()
-def _run(net: _Tuned, bottom: FrozenBottom, idx: np.ndarray, fn: str, batch_size: int = 256) -> torch.Tensor:
+def _run(net: TunedTop, bottom: FrozenBottom, idx: np.ndarray, fn: str, batch_size: int = 256) -> torch.Tensor:
     """``net.embed`` or ``net.forward`` (``fn``) for clips ``idx``, batched in length order, rows in ``idx`` order."""
     net.eval()
     by_length = np.argsort(bottom.lengths[idx], kind="stable")
     order = idx[by_length]
     out = []
+    # A pass over every clip takes minutes on CPUs: a sign of life between the training batches.
+    progress = Progress(f"{'scoring' if fn == 'forward' else 'embedding'} {len(idx)} clips",
+                        -(-len(order) // batch_size), unit="batches", log=log)
     for start in range(0, len(order), batch_size):
         states, mask = bottom.batch(order[start:start + batch_size])
         out.append(getattr(net, fn)(states, mask))
+        progress.step()
     back = np.empty(len(idx), dtype=np.int64)
     back[by_length] = np.arange(len(idx))
     return torch.cat(out).cpu()[torch.from_numpy(back)]
@@ -197,13 +202,30 @@ def finetune_sentence_vectors(bottom: FrozenBottom, labels: np.ndarray, train_id
     clip, and a summary (best epoch, validation loss per epoch). ``progress``: stepped once a batch
     (default: a progress of its own).
     """
+    net, info = train_top(bottom, labels, train_idx, val_idx, cfg, seed, progress)
+    vectors, head = tuned_outputs(net, bottom, len(labels))
+    return vectors, head, info
+
+
+def tuned_outputs(net: TunedTop, bottom: FrozenBottom, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Tuned sentence vectors (float32) and head probabilities (float64) of clips 0..n-1."""
+    embedded = _run(net, bottom, np.arange(n), "embed")  # one pass: the head reads these vectors
+    with torch.no_grad():
+        head = torch.sigmoid(net.head(embedded.to(bottom.device)).squeeze(-1)).cpu().double().numpy()
+    return embedded.numpy().astype(np.float32), head
+
+
+def train_top(bottom: FrozenBottom, labels: np.ndarray, train_idx: np.ndarray, val_idx: np.ndarray,
+              cfg: FinetuneConfig, seed: int, progress: Progress | None = None) -> tuple[TunedTop, dict]:
+    """The trained top layers and head (weights of the epoch with the lowest ``val_idx`` loss) and
+    a summary: :func:`finetune_sentence_vectors` without the final pass over every clip."""
     if cfg.layers < 1 or cfg.epochs < 1:
         raise ValueError(f"fine-tuning needs layers >= 1 and epochs >= 1, got {cfg.layers} / {cfg.epochs}")
     if len(train_idx) == 0 or len(val_idx) == 0:
         raise ValueError(f"need training and validation clips, got {len(train_idx)} / {len(val_idx)}")
     torch.manual_seed(seed)  # dropout inside the HF layers draws from the global generator
     gen = torch.Generator().manual_seed(seed)
-    net = _Tuned(bottom.top(), bottom.hidden_size).to(bottom.device)
+    net = TunedTop(bottom.top(), bottom.hidden_size).to(bottom.device)
     opt = torch.optim.AdamW([{"params": net.top.parameters(), "lr": cfg.lr},
                              {"params": net.head.parameters(), "lr": cfg.head_lr}], weight_decay=cfg.weight_decay)
     steps = training_batches(len(train_idx), cfg)
@@ -231,11 +253,7 @@ def finetune_sentence_vectors(bottom: FrozenBottom, labels: np.ndarray, train_id
             best_loss, best_epoch = val_loss, epoch
             best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
     net.load_state_dict(best_state)
-    embedded = _run(net, bottom, np.arange(len(labels)), "embed")  # one pass: the head reads these vectors
-    with torch.no_grad():
-        head = torch.sigmoid(net.head(embedded.to(bottom.device)).squeeze(-1)).cpu().double().numpy()
-    vectors = embedded.numpy().astype(np.float32)
-    return vectors, head, {"finetune_best_epoch": best_epoch, "finetune_val_loss": history}
+    return net, {"finetune_best_epoch": best_epoch, "finetune_val_loss": history}
 
 
 def finetune_folds(bottom: FrozenBottom, labels: np.ndarray, fold: np.ndarray, inner: np.ndarray,

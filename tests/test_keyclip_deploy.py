@@ -1,0 +1,170 @@
+"""The deployed key-clip selector (cookproc.keyclips.deploy): trained on every recipe, saved, loaded
+back, and refused when the artifact does not match the code."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from test_keyclip_finetune import _sentences, _tiny_bert
+
+torch = pytest.importorskip("torch")
+
+from cookproc.core.errors import InputError  # noqa: E402
+from cookproc.keyclips import deploy  # noqa: E402
+from cookproc.keyclips.finetune import FinetuneConfig, tuned_outputs  # noqa: E402
+from cookproc.keyclips.train import KeyClipTrainConfig, predict  # noqa: E402
+
+FINETUNE = FinetuneConfig(layers=1, epochs=2, lr=1e-3, head_lr=1e-2, batch_size=16, max_length=32)
+NET = KeyClipTrainConfig(dim=8, hidden=8, lr=1e-2, max_epochs=30, patience=5, threshold_metric="f1", lexical=True,
+                         lexical_min_count=2)
+
+
+def _clips(n=160, seed=0):
+    sentences, labels = _sentences(n, seed)
+    per_video = 10
+    return pd.DataFrame({"video_id": [f"v{i // per_video:02d}" for i in range(n)],
+                         "recipe": [f"r{i // (2 * per_video)}" for i in range(n)],
+                         "clip_idx": [i % per_video for i in range(n)], "sentence": sentences, "is_key": labels})
+
+
+def _train(encoder, clips, seed=0):
+    inner = clips["recipe"].isin(["r0", "r3"]).to_numpy()
+    return deploy.train_selector(clips, inner, encoder_path=str(encoder), finetune=FINETUNE, net=NET,
+                                 context_window=1, layout_features=True, head_weight=0.5, seed=seed)
+
+
+@pytest.fixture(scope="module")
+def encoder(tmp_path_factory):
+    return _tiny_bert(tmp_path_factory.mktemp("enc") / "bert", layers=2)
+
+
+@pytest.fixture(scope="module")
+def trained(encoder):
+    return _train(encoder, _clips())
+
+
+@pytest.fixture(scope="module")
+def artifact(trained, tmp_path_factory):
+    path = tmp_path_factory.mktemp("models") / "keyclips-neural-text"
+    deploy.save_selector(trained, path, deploy.metadata(trained, config={"finetune": {"layers": 1}}, code="abc123"))
+    return path
+
+
+def test_a_loaded_selector_scores_clips_as_training_did(trained, artifact):
+    clips = _clips()
+    vectors, head = tuned_outputs(trained.tuned, trained.bottom, len(clips))
+    data = deploy._net_inputs(clips, vectors, 1, True, trained.vocabulary, np.zeros(len(clips)))
+    expected = 0.5 * predict(trained.net, data, np.arange(len(clips))) + 0.5 * head
+
+    selector = deploy.KeyClipSelector.load(artifact)
+    probability, is_key = selector.score(clips)
+    np.testing.assert_allclose(probability, expected, atol=1e-5)
+    assert np.array_equal(is_key, probability >= trained.spec.threshold)
+    # It learned the task: "chop" marks key clips in the synthetic data.
+    assert (is_key == clips["is_key"].to_numpy()).mean() > 0.8
+
+
+def test_new_clips_need_no_labels_and_keep_their_order(artifact):
+    selector = deploy.KeyClipSelector.load(artifact)
+    clips = pd.DataFrame({"video_id": ["a"] * 4, "clip_idx": [0, 1, 2, 3],
+                          "sentence": ["so really good", "and the salt", "chop the onion now", "we like this soup"]})
+    probability, is_key = selector.score(clips)
+    assert probability.shape == (4,) and is_key.tolist() == (probability >= selector.spec.threshold).tolist()
+    # Neither is first or last (position is a feature): the word the labels follow decides.
+    assert probability[2] > probability[1]
+    with pytest.raises(ValueError, match="consecutive"):
+        selector.score(pd.DataFrame({"video_id": ["a", "b", "a"], "clip_idx": [0, 0, 1],
+                                     "sentence": ["x", "y", "z"]}))
+
+
+def test_training_twice_writes_identical_files(encoder, artifact, tmp_path):
+    again = tmp_path / "again"
+    selector = _train(encoder, _clips())
+    deploy.save_selector(selector, again, deploy.metadata(selector, config={"finetune": {"layers": 1}}, code="abc123"),
+                         card="# card\n")
+    assert (again / "MODEL_CARD.md").read_text() == "# card\n"
+    for name in ("model.json", "vocabulary.json", "net.safetensors", "tuned_top.safetensors"):
+        assert (again / name).read_bytes() == (artifact / name).read_bytes(), name
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left
+
+
+def _copy(artifact, tmp_path):
+    dest = tmp_path / "copy"
+    shutil.copytree(artifact, dest)
+    return dest
+
+
+def _edit_meta(path, change):
+    meta = json.loads((path / "model.json").read_text())
+    change(meta)
+    (path / "model.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda m: m.update(format_version=deploy.FORMAT_VERSION + 1), "format version"),
+    (lambda m: m.update(format="something-else"), "format 'something-else'"),
+    (lambda m: m["spec"].pop("threshold"), "missing \\['threshold'\\]"),
+    (lambda m: m["spec"].update(extra=1), "unknown \\['extra'\\]"),
+    (lambda m: m["spec"].update(hidden=m["spec"]["hidden"] + 3), "net.safetensors: weights do not match"),
+    (lambda m: m["spec"].update(vocab_size=m["spec"]["vocab_size"] + 1), "vocabulary.json"),
+    (lambda m: m["spec"].update(finetuned_layers=2), "tuned_top.safetensors"),
+], ids=["version", "format", "missing-field", "unknown-field", "net-shape", "vocabulary", "tuned-layers"])
+def test_a_mismatched_artifact_is_refused_naming_the_file(artifact, tmp_path, change, message):
+    path = _copy(artifact, tmp_path)
+    _edit_meta(path, change)
+    with pytest.raises(InputError, match=message):
+        deploy.KeyClipSelector.load(path)
+
+
+def test_an_incomplete_artifact_is_refused(artifact, tmp_path):
+    path = _copy(artifact, tmp_path)
+    (path / "net.safetensors").unlink()
+    with pytest.raises(InputError, match="missing net.safetensors"):
+        deploy.KeyClipSelector.load(path)
+    with pytest.raises(InputError, match="not a key-clip selector folder"):
+        deploy.KeyClipSelector.load(tmp_path / "nowhere")
+
+
+def test_the_model_card_gives_the_cross_validated_scores_and_the_threshold(trained, artifact):
+    meta = deploy.read_model_json(artifact)
+    rows = [{"run": "seed0", "accuracy": 83.41, "precision": 60.0, "recall": 75.0, "f1": 66.66}]
+    card = deploy.model_card("keyclips-neural-text", meta, trained.seconds, rows,
+                             {"unit": "recipe", "resamples": 100, "metrics": {"f1": (63.0, 70.0)}})
+    assert "| seed0 | 83.4 | 60.0 | 75.0 | 66.7 |" in card
+    assert f"{trained.spec.threshold:.4f}" in card and "f1 [63.0, 70.0]" in card
+    assert f"{trained.info['n_train']} clips" in card
+
+
+def test_video_chunks_never_split_a_video():
+    from cookproc.procedures import video_chunks
+
+    videos = ["a"] * 3 + ["b"] * 1 + ["c"] * 4 + ["d"] * 2
+    assert video_chunks(videos, 4) == [(0, 4), (4, 8), (8, 10)]
+    assert video_chunks(videos, 1) == [(0, 3), (3, 4), (4, 8), (8, 10)]
+    assert video_chunks(videos, 100) == [(0, 10)] and video_chunks([], 5) == []
+
+
+def test_selected_key_clips_score_each_video_alone(artifact, monkeypatch):
+    """Chunks of whole videos (a corpus shard scores thousands) give what one pass gives: a clip's
+    score depends on its own video only, so shards and chunking never change it."""
+    from cookproc import procedures
+    from cookproc.procedures import SelectedKeyClips, make_extractor
+
+    sentences = ["so really good", "chop the onion now", "and salt", "we like this soup", "chop the soup",
+                 "now we chop", "really good soup"]
+    videos = [0, 0, 0, 1, 1, 2, 2]
+    tuples = make_extractor("srl", labeller=lambda texts: [[] for _ in texts])
+    selected = SelectedKeyClips(deploy.KeyClipSelector.load(artifact), tuples)
+    whole = selected.extract(sentences, videos=videos)
+    monkeypatch.setattr(procedures, "SELECTOR_CHUNK_SENTENCES", 1)
+    chunked = selected.extract(sentences, videos=videos)
+    # Equal up to the float rounding of other batch shapes (padding to another length).
+    np.testing.assert_allclose([e.key_probability for e in chunked], [e.key_probability for e in whole], atol=1e-6)
+    alone = selected.extract(sentences[3:5])  # video 1 by itself
+    np.testing.assert_allclose([e.key_probability for e in alone], [e.key_probability for e in whole[3:5]], atol=1e-6)
+    assert [e.is_key for e in whole] == [e.key_probability >= selected.selector.spec.threshold for e in whole]
+    assert selected.key_clips_by == "keyclips-neural-text" and selected.name == "keyclips-neural-text + srl-spacy"

@@ -1,0 +1,176 @@
+"""Procedure documents: one subtitle or transcript file's clips, key flags and tuples, as JSON
+(validated against ``workflow/schemas/procedure.schema.json``) and as a Markdown step list.
+
+Torch-free: the extractors that fill a document live in :mod:`cookproc.procedures`; the report and
+the corpus's Markdown only read and render documents. A document is checked when built and again
+by every writer (:func:`to_json`, :func:`to_markdown`), so one that does not conform is never
+written.
+"""
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from cookproc.subtitles import Clip, format_time
+
+#: Version of the JSON layout written by :func:`procedure_document` (2: key_probability,
+#: segmentation, timed; untimed clips; 3: key_clips_by, settings.keyclip_model).
+FORMAT_VERSION = 3
+#: The JSON Schema every procedure document follows.
+DOCUMENT_SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "procedure.schema.json"
+
+
+@dataclass(frozen=True)
+class ProcedureTuple:
+    verb: str
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ClipExtraction:
+    is_key: bool
+    key_score: float | None  # the extractor's confidence, not a probability (module doc)
+    verbs: list[str]
+    args: list[str]
+    tuples: list[ProcedureTuple] = field(default_factory=list)
+    key_probability: float | None = None  # P(key step); None for extractors without one
+
+
+def procedure_document(name: str, clips: Sequence[Clip], extractions: Sequence[ClipExtraction], *,
+                       source: str, video: dict | None, extractor: str, settings: dict,
+                       segmentation: str, key_clips_by: str | None = None) -> dict:
+    """The JSON document of one procedure: every clip, key or not, in time (or file) order;
+    checked against the procedure schema (:func:`validate_document`). ``segmentation`` is the one
+    that cut the clips (``sentence`` or ``cue``); ``key_clips_by``: what decided the key clips
+    (default: the extractor)."""
+    if len(clips) != len(extractions):
+        raise ValueError(f"{len(clips)} clips but {len(extractions)} extractions")
+    rows = []
+    for i, (clip, ext) in enumerate(zip(clips, extractions)):
+        rows.append({
+            "clip_idx": i, "start_s": clip.start_s, "end_s": clip.end_s,
+            "start": format_time(clip.start_s), "end": format_time(clip.end_s),
+            "sentence": clip.sentence, "source_lines": list(clip.lines),
+            "is_key": ext.is_key, "key_probability": ext.key_probability, "key_score": ext.key_score,
+            "verbs": list(ext.verbs), "args": list(ext.args),
+            "tuples": [{"verb": t.verb, "args": list(t.args)} for t in ext.tuples],
+        })
+    document = {
+        "format_version": FORMAT_VERSION, "name": name, "source": source, "video": video,
+        "extractor": extractor, "key_clips_by": key_clips_by or extractor, "settings": settings,
+        "segmentation": segmentation,
+        "timed": bool(rows) and rows[0]["start_s"] is not None,
+        "n_clips": len(rows), "n_key_clips": sum(r["is_key"] for r in rows), "clips": rows,
+    }
+    validate_document(document)
+    return document
+
+
+class DocumentError(ValueError):
+    """A procedure document that does not follow workflow/schemas/procedure.schema.json."""
+
+
+@functools.cache
+def _document_validator():
+    import jsonschema
+
+    schema = json.loads(DOCUMENT_SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def validate_document(document: dict) -> None:
+    """Raise :class:`DocumentError` (naming the document and the offending place) unless
+    ``document`` follows the procedure schema and its counts and order agree with its clips."""
+    name = document.get("name") if isinstance(document, dict) else None
+    from jsonschema.exceptions import best_match
+
+    errors = list(_document_validator().iter_errors(document))
+    if errors:
+        error = best_match(errors)
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise DocumentError(f"procedure document {name!r} does not follow {DOCUMENT_SCHEMA.name} at {where}: "
+                            f"{error.message}" + (f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""))
+    # What JSON Schema cannot say: the counts and the order of the clips.
+    clips = document["clips"]
+    problems = []
+    if document["n_clips"] != len(clips):
+        problems.append(f"n_clips is {document['n_clips']} but there are {len(clips)} clips")
+    if document["n_key_clips"] != sum(c["is_key"] for c in clips):
+        problems.append(f"n_key_clips is {document['n_key_clips']} but {sum(c['is_key'] for c in clips)} clips are key")
+    for i, clip in enumerate(clips):
+        if clip["clip_idx"] != i:
+            problems.append(f"clips/{i} has clip_idx {clip['clip_idx']}")
+        if (clip["start_s"] is None) == document["timed"]:
+            problems.append(f"clips/{i}: start_s {clip['start_s']} in a document with timed={document['timed']}")
+        elif clip["start_s"] is not None and i and clips[i - 1]["start_s"] > clip["start_s"]:
+            problems.append(f"clips/{i} starts before clips/{i - 1}")
+    if problems:
+        raise DocumentError(f"procedure document {name!r}: " + "; ".join(problems[:3]))
+
+
+def to_json(document: dict) -> str:
+    """The document as JSON text, once it passed :func:`validate_document`."""
+    validate_document(document)
+    return json.dumps(document, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+def _md(text: str) -> str:
+    """Text safe inside Markdown emphasis and tables."""
+    return text.replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_").replace("|", "\\|")
+
+
+def to_markdown(document: dict) -> str:
+    """A readable step list: one numbered step per key clip, in order, with its time (its line in
+    an untimed transcript), tuples and sentence; once the document passed :func:`validate_document`."""
+    validate_document(document)
+    return steps_markdown(document["name"], document["source"], document["extractor"], document["clips"],
+                          n_clips=document["n_clips"], video=document["video"])
+
+
+def steps_markdown(name: str, source: str, extractor: str, clips: Sequence[dict], *, n_clips: int,
+                   video: dict | None = None) -> str:
+    """The Markdown of :func:`to_markdown` from a document's parts (the corpus renders its rows)."""
+    key_clips = [clip for clip in clips if clip["is_key"]]
+    lines = [f"# Procedure: {name}", ""]
+    lines.append(f"From `{source}`" + (f" and `{video['path']}`" if video else "")
+                 + f", extracted with `{extractor}`: {len(key_clips)} key clips of {n_clips}.")
+    lines.append("")
+    for step, clip in enumerate(key_clips, 1):
+        actions = "; ".join(t["verb"] + (f" ({', '.join(t['args'])})" if t["args"] else "") for t in clip["tuples"])
+        if clip["key_probability"] is not None:
+            score = f" (key probability {clip['key_probability']:.2f})"
+        elif clip["key_score"] is not None:
+            score = f" (key score {clip['key_score']:.2f})"
+        else:
+            score = ""
+        if clip["start_s"] is None:  # an untimed transcript: its line stands for the time
+            when = f"line {clip['source_lines'][0]}"
+        else:
+            end = "end" if clip["end_s"] is None else clip["end"]  # a transcript's last line, no video
+            when = f"{clip['start']}–{end}"
+        lines.append(f"{step}. **{when}** {_md(actions) or '(no tuple)'}{score}  ")
+        lines.append(f"   *{_md(clip['sentence'])}*")
+    if not key_clips:
+        lines.append("No key clips were found: no sentence describes a cooking step the extractor recognises.")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def write_procedure(document: dict, path: str | Path, fmt: str) -> None:
+    """Write ``document`` as ``fmt`` (``json`` or ``md``) atomically, once it passed validation."""
+    from cookproc.core.schemas import atomic_write_text
+
+    text = render(document, fmt)
+    atomic_write_text(path, text)
+
+
+def render(document: dict, fmt: str) -> str:
+    if fmt == "json":
+        return to_json(document)
+    if fmt == "md":
+        return to_markdown(document)
+    raise ValueError(f"unknown format {fmt!r}; expected json or md")

@@ -1,0 +1,326 @@
+"""A key-clip selector trained on every benchmark recipe, saved for new transcripts (torch).
+
+The neural text selector as cross-validation runs it (cookproc.keyclips.neural with fine-tuned
+sentence vectors), fitted once on all benchmark recipes: the sentence encoder's top layers are
+fine-tuned on the training recipes, the key-clip net learns on their tuned vectors (plus context
+and layout features and a term vocabulary of the training sentences), the tuned head's probability
+is blended in, and the decision threshold is chosen on the inner-validation recipes (the folds
+file's ``inner_val`` flag, as every cross-validation fold does), never on clips it trained on.
+
+An artifact is a folder (:func:`save_selector`, read back by :meth:`KeyClipSelector.load`):
+
+* ``model.json``: format and version, the :class:`SelectorSpec` inference must follow, the
+  workflow config that trained it, the code fingerprint and a training summary;
+* ``encoder/``: the pretrained encoder and tokenizer it started from (Hugging Face layout);
+* ``tuned_top.safetensors``: the fine-tuned top layers and head; ``net.safetensors``: the net;
+* ``vocabulary.json``: the net's terms; ``timing.json``: how long training took (every other file
+  is byte-identical when the same inputs are trained again);
+* ``MODEL_CARD.md``: written beside them by the rule (:func:`model_card`).
+
+Inference runs the training code path itself (the frozen bottom, then the tuned top layers), so a
+clip of the benchmark gets the score it got when the selector was trained.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from cookproc.core.errors import InputError
+from cookproc.keyclips.finetune import FinetuneConfig, FrozenBottom, TunedTop, load_bottom, train_top, tuned_outputs
+from cookproc.keyclips.inputs import text_inputs
+from cookproc.keyclips.lexical import build_vocabulary, token_matrix
+from cookproc.keyclips.net import KeyClipNet
+from cookproc.keyclips.thresholds import best_threshold
+from cookproc.keyclips.train import ClipInputs, KeyClipTrainConfig, predict, train_model
+
+log = logging.getLogger(__name__)
+
+FORMAT = "cookproc.keyclip-selector"
+#: Bumped whenever the files or the meaning of a field change: older artifacts are then refused.
+FORMAT_VERSION = 1
+FILES = ("model.json", "encoder", "tuned_top.safetensors", "net.safetensors", "vocabulary.json")
+
+
+@dataclass(frozen=True)
+class SelectorSpec:
+    """Everything inference must do as training did."""
+
+    finetuned_layers: int  # top layers of the encoder that were fine-tuned
+    max_length: int  # tokens per sentence
+    hidden_size: int  # the encoder's
+    context_window: int  # neighbouring sentences on each side in the net's input
+    layout_features: bool
+    lexical: bool
+    vocab_size: int  # the net's term embeddings (0 without lexical features)
+    text_dim: int  # width of the net's sentence input
+    dim: int
+    hidden: int
+    dropout: float
+    head_weight: float  # score = (1 - w) * net + w * tuned head
+    threshold: float  # key iff score >= threshold (chosen on the inner-validation recipes)
+    threshold_metric: str
+
+
+@dataclass
+class TrainedSelector:
+    spec: SelectorSpec
+    bottom: FrozenBottom
+    tuned: TunedTop
+    net: KeyClipNet
+    vocabulary: dict[str, int]
+    info: dict  # deterministic summary (model.json)
+    seconds: dict  # wall times (timing.json and the card): they differ from run to run
+
+
+def _blend(net_scores: np.ndarray, head: np.ndarray, weight: float) -> np.ndarray:
+    return (1 - weight) * net_scores + weight * head
+
+
+def _net_inputs(clips: pd.DataFrame, vectors: np.ndarray, context_window: int, layout: bool,
+                vocabulary: dict | None, labels: np.ndarray) -> ClipInputs:
+    """The net's inputs, built as cross-validation builds them (cookproc.keyclips.neural)."""
+    text = text_inputs(clips, vectors, context_window=context_window, layout=layout)
+    tokens = token_matrix(clips["sentence"].astype(str).tolist(), vocabulary) if vocabulary is not None else None
+    return ClipInputs(text, None, labels, tokens)
+
+
+def train_selector(clips: pd.DataFrame, inner_val: np.ndarray, *, encoder_path: str | None, finetune: FinetuneConfig,
+                   net: KeyClipTrainConfig, context_window: int, layout_features: bool, head_weight: float, seed: int,
+                   device: str = "cpu") -> TrainedSelector:
+    """Fit the selector on every clip of ``clips`` (sorted by video, clip order): weights on the
+    clips outside the inner-validation recipes, early stopping and the threshold on those inside."""
+    if finetune.layers < 1:
+        raise ValueError("the deployed selector fine-tunes the encoder: keyclips.neural.finetune.layers must be >= 1")
+    if not 0.0 <= head_weight <= 1.0:
+        raise ValueError(f"head_weight must be in [0, 1], got {head_weight}")
+    inner_val = np.asarray(inner_val, dtype=bool)
+    train, val = np.flatnonzero(~inner_val), np.flatnonzero(inner_val)
+    if len(train) == 0 or len(val) == 0:
+        raise ValueError(f"need training and inner-validation clips, got {len(train)} / {len(val)}")
+    labels = clips["is_key"].to_numpy().astype(bool)
+    sentences = clips["sentence"].astype(str).tolist()
+    start = time.perf_counter()
+    bottom = load_bottom(encoder_path, sentences, finetune.layers, max_length=finetune.max_length, device=device)
+    tuned, tune_info = train_top(bottom, labels, train, val, finetune, seed)
+    vectors, head = tuned_outputs(tuned, bottom, len(labels))
+    tuned_s = time.perf_counter() - start
+    vocabulary = (build_vocabulary([sentences[i] for i in train], min_count=net.lexical_min_count)
+                  if net.lexical else None)
+    data = _net_inputs(clips, vectors, context_window, layout_features, vocabulary, labels)
+    model, net_info = train_model("text", data, train, val, net, seed)
+    val_scores = _blend(predict(model, data, val), head[val], head_weight)
+    threshold = best_threshold(labels[val], val_scores, net.threshold_metric)
+    spec = SelectorSpec(finetuned_layers=finetune.layers, max_length=finetune.max_length,
+                        hidden_size=bottom.hidden_size, context_window=context_window,
+                        layout_features=layout_features, lexical=net.lexical,
+                        vocab_size=len(vocabulary) if vocabulary else 0, text_dim=data.text_dim, dim=net.dim,
+                        hidden=net.hidden, dropout=net.dropout, head_weight=head_weight,
+                        threshold=float(threshold), threshold_metric=net.threshold_metric)
+    info = {"n_clips": len(labels), "n_train": len(train), "n_val": len(val),
+            "n_videos": int(clips["video_id"].nunique()),
+            "n_recipes": int(clips["recipe"].nunique()) if "recipe" in clips else None,
+            "seed": seed, **tune_info, **net_info}
+    seconds = {"finetune": round(tuned_s, 1), "total": round(time.perf_counter() - start, 1), "device": device}
+    log.info("trained on %d clips (%d inner-validation): threshold %.4f, %s, %s", len(train), len(val), threshold,
+             info, seconds)
+    return TrainedSelector(spec, bottom, tuned, model, vocabulary or {}, info, seconds)
+
+
+def _save_tensors(module: torch.nn.Module, path: Path) -> None:
+    from safetensors.torch import save_file
+
+    save_file({k: v.detach().cpu().contiguous() for k, v in module.state_dict().items()}, str(path))
+
+
+def metadata(selector: TrainedSelector, *, config: dict, code: str) -> dict:
+    """model.json's content: format, spec, the settings that trained it, the code fingerprint."""
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "spec": dataclasses.asdict(selector.spec),
+            "config": config, "code": code, "training": selector.info}
+
+
+def save_selector(selector: TrainedSelector, out_dir: str | os.PathLike, meta: dict, card: str | None = None) -> None:
+    """Write the artifact folder (``meta``: :func:`metadata`) atomically: built beside ``out_dir``
+    and renamed into place."""
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        selector.bottom.model.save_pretrained(tmp / "encoder")
+        selector.bottom.tokenizer.save_pretrained(tmp / "encoder")
+        _save_tensors(selector.tuned, tmp / "tuned_top.safetensors")
+        _save_tensors(selector.net, tmp / "net.safetensors")
+        (tmp / "vocabulary.json").write_text(json.dumps(selector.vocabulary, indent=0, sort_keys=True) + "\n")
+        (tmp / "model.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        (tmp / "timing.json").write_text(json.dumps(selector.seconds, indent=1, sort_keys=True) + "\n")
+        if card is not None:
+            (tmp / "MODEL_CARD.md").write_text(card)
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        os.replace(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def read_model_json(path: str | os.PathLike) -> dict:
+    """The artifact's model.json, checked for format and version (no weights are read)."""
+    path = Path(path)
+    meta_path = path / "model.json"
+    if not path.is_dir():
+        raise InputError(path, "not a key-clip selector folder (expected results/models/<name>/ with model.json)")
+    missing = [name for name in FILES if not (path / name).exists()]
+    if missing:
+        raise InputError(path, f"incomplete key-clip selector: missing {', '.join(missing)}")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(meta_path, f"not valid JSON: {exc}") from exc
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise InputError(meta_path, f"format {meta.get('format') if isinstance(meta, dict) else None!r}, "
+                                    f"expected {FORMAT!r}")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise InputError(meta_path, f"format version {meta.get('format_version')!r}; this code reads version "
+                                    f"{FORMAT_VERSION}: train the selector again with this workflow")
+    fields = {f.name for f in dataclasses.fields(SelectorSpec)}
+    spec = meta.get("spec")
+    if not isinstance(spec, dict) or set(spec) != fields:
+        got = set(spec) if isinstance(spec, dict) else set()
+        raise InputError(meta_path, f"spec does not match this code: missing {sorted(fields - got)}, "
+                                    f"unknown {sorted(got - fields)}")
+    return meta
+
+
+class KeyClipSelector:
+    """A saved selector, ready to score the clips of new transcripts."""
+
+    def __init__(self, path: Path, spec: SelectorSpec, meta: dict, model, tokenizer, tuned_state: dict,
+                 net: KeyClipNet, vocabulary: dict[str, int], device: str):
+        self.path, self.spec, self.meta = path, spec, meta
+        self.model, self.tokenizer, self.tuned_state = model, tokenizer, tuned_state
+        self.net, self.vocabulary, self.device = net, vocabulary, device
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, device: str = "cpu") -> "KeyClipSelector":
+        """Read and check an artifact folder; refuses one whose format, spec or weights do not match."""
+        from safetensors.torch import load_file
+        from transformers import AutoModel, AutoTokenizer
+
+        path = Path(path)
+        meta = read_model_json(path)
+        spec = SelectorSpec(**meta["spec"])
+        model = AutoModel.from_pretrained(str(path / "encoder"), local_files_only=True)
+        tokenizer = AutoTokenizer.from_pretrained(str(path / "encoder"), local_files_only=True)
+        if int(model.config.hidden_size) != spec.hidden_size:
+            raise InputError(path / "encoder", f"hidden size {model.config.hidden_size}, model.json says "
+                                               f"{spec.hidden_size}")
+        vocabulary = json.loads((path / "vocabulary.json").read_text(encoding="utf-8"))
+        if len(vocabulary) != spec.vocab_size or (vocabulary and max(vocabulary.values()) != spec.vocab_size):
+            raise InputError(path / "vocabulary.json", f"{len(vocabulary)} terms, model.json says {spec.vocab_size}")
+        net = KeyClipNet("text", spec.text_dim, 0, vocab_size=spec.vocab_size, dim=spec.dim, hidden=spec.hidden,
+                         dropout=spec.dropout)
+        try:
+            net.load_state_dict(load_file(str(path / "net.safetensors")))
+        except RuntimeError as exc:
+            raise InputError(path / "net.safetensors", f"weights do not match model.json's spec: {exc}") from exc
+        tuned_state = load_file(str(path / "tuned_top.safetensors"))
+        selector = cls(path, spec, meta, model, tokenizer, tuned_state, net.eval(), vocabulary, device)
+        selector._tuned_top(FrozenBottom(model, tokenizer, [], spec.finetuned_layers, device=device))  # checks shapes
+        return selector
+
+    def _tuned_top(self, bottom: FrozenBottom) -> TunedTop:
+        tuned = TunedTop(bottom.top(), self.spec.hidden_size)
+        try:
+            tuned.load_state_dict(self.tuned_state)
+        except RuntimeError as exc:
+            raise InputError(self.path / "tuned_top.safetensors",
+                             f"weights do not match the encoder and model.json's spec: {exc}") from exc
+        return tuned.to(self.device)
+
+    def score(self, clips: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Key-clip probability and decision of each clip. ``clips``: ``video_id``, ``clip_idx`` and
+        ``sentence``, each video's clips together and in order (neighbours and position are features)."""
+        if len(clips) == 0:
+            return np.zeros(0), np.zeros(0, dtype=bool)
+        if not _contiguous(clips["video_id"].to_numpy()):
+            raise ValueError("the clips of each video must be consecutive rows")
+        sentences = clips["sentence"].astype(str).tolist()
+        bottom = FrozenBottom(self.model, self.tokenizer, sentences, self.spec.finetuned_layers,
+                              max_length=self.spec.max_length, device=self.device)
+        vectors, head = tuned_outputs(self._tuned_top(bottom), bottom, len(sentences))
+        vocabulary = self.vocabulary if self.spec.lexical else None
+        data = _net_inputs(clips, vectors, self.spec.context_window, self.spec.layout_features, vocabulary,
+                           np.zeros(len(sentences)))
+        probability = _blend(predict(self.net, data, np.arange(len(sentences))), head, self.spec.head_weight)
+        return probability, probability >= self.spec.threshold
+
+
+def _contiguous(values: np.ndarray) -> bool:
+    """Each value's rows form one run."""
+    seen, previous = set(), object()
+    for v in values.tolist():
+        if v != previous:
+            if v in seen:
+                return False
+            seen.add(v)
+            previous = v
+    return True
+
+
+def model_card(name: str, meta: dict, seconds: dict, cv_rows: Sequence[dict], interval: dict | None) -> str:
+    """MODEL_CARD.md: what the selector is, what it was trained on, how well cross-validation scored
+    the same configuration (``cv_rows``: Acc/P/R/F1 per seed; ``interval``: the first seed's
+    bootstrap intervals), how long training took and how to use it."""
+    spec, training = meta["spec"], meta["training"]
+    lines = [f"# Model card: {name}", "",
+             "Key-clip selector of the cookproc workflow (the neural text variant, `neural-text` in Table 4): the "
+             f"top {spec['finetuned_layers']} layers of the sentence encoder fine-tuned on key-clip labels, a "
+             "key-clip net over the tuned sentence vectors with "
+             f"{spec['context_window']} neighbouring sentence(s) each side"
+             + (", the clip's position in the video" if spec["layout_features"] else "")
+             + (" and a term vocabulary" if spec["lexical"] else "")
+             + f", blended with the tuned encoder's head (weight {spec['head_weight']}).", "",
+             "## Training data", "",
+             f"All {training['n_clips']} clips of the {training['n_videos']} benchmark videos"
+             + (f" ({training['n_recipes']} recipes)" if training.get("n_recipes") else "")
+             + f": weights fitted on {training['n_train']} clips, early stopping and the decision threshold "
+             f"({spec['threshold']:.4f}, maximising {spec['threshold_metric']}) on the {training['n_val']} clips of "
+             "the inner-validation recipes. Seed "
+             f"{training['seed']}. Training took {seconds['total']:.0f} s "
+             f"(fine-tuning {seconds['finetune']:.0f} s) on `{seconds['device']}`.", "",
+             "## Cross-validated scores", "",
+             "The same configuration under the benchmark's leave-recipes-out cross-validation (every clip scored by "
+             "a model that never saw its recipe; Table 4's key-clip metrics, percent):", "",
+             "| run | Acc | P | R | F1 |", "|---|---|---|---|---|"]
+    for row in cv_rows:
+        lines.append(f"| {row['run']} | {row['accuracy']:.1f} | {row['precision']:.1f} | {row['recall']:.1f} | "
+                     f"{row['f1']:.1f} |")
+    if interval:
+        lines += ["", f"95% bootstrap intervals of the first seed ({interval['unit']}s resampled, "
+                      f"{interval['resamples']} resamples): "
+                  + ", ".join(f"{m} [{lo:.1f}, {hi:.1f}]" for m, (lo, hi) in interval["metrics"].items()) + "."]
+    lines += ["", "The deployed model is trained on every recipe, so no held-out score of this very model exists: "
+              "the numbers above estimate how it does on unseen recipes.", "",
+              "## Use", "",
+              f"`cookproc extract talk.vtt --keyclips {meta.get('path', 'results/models/' + name)}`, or the "
+              "workflow's `user.keyclip_model` (results/procedures/<name>.md). Clips must be cut as in training: "
+              "one transcript sentence, or one cue of unpunctuated captions.", "",
+              "## Provenance", "",
+              f"Format {meta['format']} version {meta['format_version']}; code fingerprint `{meta['code']}`; the "
+              "workflow settings used are in model.json (`config`).", ""]
+    return "\n".join(lines)
