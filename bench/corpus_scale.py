@@ -11,8 +11,8 @@ Measures, on the upstream transcripts of config.yaml's mirror (all 1,736 by defa
   2. The corpus target end to end (``results/corpus/youcook2/procedures.parquet``) through
      Snakemake in a fresh working directory, once per ``--shards`` value, with 2 cores: wall time,
      and each shard's peak memory (Snakemake's benchmark files: max_rss of the job).
-The key-clip selector must exist (``snakemake -c2 results/models/keyclips-neural-text``); it is
-linked into the working directories, never trained here. Prints one table; the numbers vary with
+The key-clip selector must exist (``snakemake -c2 results/models/keyclips-neural-text``); the
+working directories' config names it by its absolute path, so it is never trained here. Prints one table; the numbers vary with
 the machine's load, which is printed with them.
 """
 from __future__ import annotations
@@ -22,6 +22,7 @@ import csv
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -77,14 +78,18 @@ def throughput(settings: dict, files: list[Path], lexicon: Path, what: str) -> d
 
 
 def corpus_run(workdir: Path, shards: int, keyclips: Path, upstream: Path) -> dict:
-    make_workdir(workdir, upstream, {"corpus.shards": shards})
-    (workdir / "results" / "models").mkdir(parents=True)
-    os.symlink(keyclips.resolve(), workdir / "results" / "models" / keyclips.name)
+    # The selector by its absolute path: a file no rule produces, so nothing is trained here.
+    make_workdir(workdir, upstream, {"corpus.shards": shards, "user.keyclip_model": str(keyclips.resolve())})
     target = "results/corpus/youcook2/procedures.parquet"
     env = dict(os.environ, PYTHONPATH=str(REPO / "workflow"))
     # Checksums and WordNet first: the timed run is the shards and the gather.
     subprocess.run([str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "-c2", "results/dataset/upstream-checksums.tsv",
                     "resources/nltk_data"], cwd=workdir, env=env, check=True, capture_output=True)
+    plan = subprocess.run([str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "-c2", "-n", target], cwd=workdir, env=env,
+                          check=True, capture_output=True, text=True).stdout
+    rules = set(re.findall(r"^(?:local)?rule (\S+):$", plan, re.MULTILINE))
+    if rules != {"corpus_shard", "corpus_gather"}:
+        raise RuntimeError(f"the corpus run would also run {sorted(rules - {'corpus_shard', 'corpus_gather'})}")
     start = time.perf_counter()
     proc = subprocess.run([str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "-c2", target], cwd=workdir, env=env,
                           capture_output=True, text=True)
@@ -107,7 +112,7 @@ def corpus_run(workdir: Path, shards: int, keyclips: Path, upstream: Path) -> di
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keyclips", type=Path, required=True, help="the trained key-clip selector's folder")
-    parser.add_argument("--sample", type=int, default=200, help="transcripts in the throughput sample")
+    parser.add_argument("--sample", type=int, default=200, help="transcripts in the throughput sample (0: skip)")
     parser.add_argument("--shards", type=int, nargs="*", default=[1, 2], help="end-to-end runs (none: skip)")
     args = parser.parse_args()
     if not (args.keyclips / "model.json").is_file():
@@ -121,7 +126,7 @@ def main() -> None:
           f"transcripts; throughput sample {len(sample)}")
     base = dict(config["user"], keyclip_model=None)
     rows = []
-    for name, settings, what in [("srl-heur-spacy", dict(base, extractor="srl-heur"), "extract"),
+    for name, settings, what in [] if args.sample == 0 else [("srl-heur-spacy", dict(base, extractor="srl-heur"), "extract"),
                                  ("srl-spacy", dict(base, extractor="srl"), "extract"),
                                  (args.keyclips.name, dict(base, keyclip_model=str(args.keyclips)), "selector")]:
         result = throughput(settings, sample, lexicon, what)

@@ -3,6 +3,7 @@ back, and refused when the artifact does not match the code."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import numpy as np
@@ -90,6 +91,11 @@ def test_training_twice_writes_identical_files(encoder, artifact, tmp_path):
     for name in ("model.json", "vocabulary.json", "net.safetensors", "tuned_top.safetensors"):
         assert (again / name).read_bytes() == (artifact / name).read_bytes(), name
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left
+    # Readable by every job of a cluster (a private temporary folder would not be).
+    umask = os.umask(0)
+    os.umask(umask)
+    assert all(p.stat().st_mode & 0o777 == (0o777 if p.is_dir() else 0o666) & ~umask
+               for p in [again, *again.rglob("*")])
 
 
 def _copy(artifact, tmp_path):

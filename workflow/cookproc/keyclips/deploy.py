@@ -144,6 +144,15 @@ def _save_tensors(module: torch.nn.Module, path: Path) -> None:
     save_file({k: v.detach().cpu().contiguous() for k, v in module.state_dict().items()}, str(path))
 
 
+def _readable_by_all(folder: Path) -> None:
+    """The permissions of a folder and files made the usual way (the temporary folder and the
+    weights are created private): a model on a cluster's shared file system is read by every job."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in [folder, *folder.rglob("*")]:
+        os.chmod(path, (0o777 if path.is_dir() else 0o666) & ~umask)
+
+
 def metadata(selector: TrainedSelector, *, config: dict, code: str) -> dict:
     """model.json's content: format, spec, the settings that trained it, the code fingerprint."""
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "spec": dataclasses.asdict(selector.spec),
@@ -166,6 +175,7 @@ def save_selector(selector: TrainedSelector, out_dir: str | os.PathLike, meta: d
         (tmp / "timing.json").write_text(json.dumps(selector.seconds, indent=1, sort_keys=True) + "\n")
         if card is not None:
             (tmp / "MODEL_CARD.md").write_text(card)
+        _readable_by_all(tmp)
         if out_dir.exists():
             shutil.rmtree(out_dir)
         os.replace(tmp, out_dir)
