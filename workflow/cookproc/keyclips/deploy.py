@@ -325,7 +325,10 @@ def model_card(name: str, meta: dict, seconds: dict, cv_rows: Sequence[dict], in
                       f"{interval['resamples']} resamples): "
                   + ", ".join(f"{m} [{lo:.1f}, {hi:.1f}]" for m, (lo, hi) in interval["metrics"].items()) + "."]
     lines += ["", "The deployed model is trained on every recipe, so no held-out score of this very model exists: "
-              "the numbers above estimate how it does on unseen recipes.", "",
+              "the numbers above estimate how it does on unseen recipes. Its settings (context window, head "
+              "weight, threshold rule, fine-tuned layers) were chosen by comparing such cross-validated scores "
+              "(docs/benchmarks.md), not by nested selection on inner-validation recipes only, so the estimate "
+              "may be optimistic by the amount that choice gained.", "",
               "## Use", "",
               f"`cookproc extract talk.vtt --keyclips {meta.get('path', 'results/models/' + name)}`, or the "
               "workflow's `user.keyclip_model` (results/procedures/<name>.md). Clips must be cut as in training: "
