@@ -50,15 +50,10 @@ sentences = [c.sentence for cs in clips for c in cs]
 videos = [k for k, cs in enumerate(clips) for _ in cs]
 extractor = load_extractor(settings, read_cooking_lexicon(lexicon))
 if what == "selector":  # the selector alone: its SRL half is timed as its own extractor
-    import pandas as pd
-    from cookproc.procedures import video_chunks, SELECTOR_CHUNK_SENTENCES
-    selector = extractor.selector
+    from cookproc.procedures import score_by_video
     texts = [s.lower() for s in sentences]
     start = time.perf_counter()
-    for a, b in video_chunks(videos, SELECTOR_CHUNK_SENTENCES):
-        frame = pd.DataFrame({"video_id": videos[a:b], "sentence": texts[a:b]})
-        frame["clip_idx"] = frame.groupby("video_id", sort=False).cumcount()
-        selector.score(frame)
+    score_by_video(extractor.selector, texts, videos)
 else:
     start = time.perf_counter()
     extractor.extract(sentences, videos=videos)

@@ -201,24 +201,30 @@ class SelectedKeyClips:
 
     def extract(self, sentences: Sequence[str], progress: Progress | None = None,
                 videos: Sequence | None = None) -> list[ClipExtraction]:
-        import pandas as pd
-
         extractions = self.tuples.extract(sentences, progress, videos)
         videos = [0] * len(sentences) if videos is None else list(videos)
         if len(videos) != len(sentences):
             raise ValueError(f"{len(videos)} video ids for {len(sentences)} sentences")
         # The selector was trained on the benchmark's lower-case transcripts, as the SRL backends.
         texts = [s.lower() if self.lowercase else s for s in sentences]
-        probability = []
         t0 = time.perf_counter()
-        for start, stop in video_chunks(videos, SELECTOR_CHUNK_SENTENCES):
-            clips = pd.DataFrame({"video_id": videos[start:stop], "sentence": texts[start:stop]})
-            clips["clip_idx"] = clips.groupby("video_id", sort=False).cumcount()
-            probability += self.selector.score(clips)[0].tolist()
+        probability = score_by_video(self.selector, texts, videos)
         log.info("%s: scored %d sentences in %.1f s", self.selector.name, len(texts), time.perf_counter() - t0)
         threshold = self.selector.spec.threshold
         return [dataclasses.replace(e, is_key=bool(p >= threshold), key_probability=float(p), key_score=None)
                 for e, p in zip(extractions, probability)]
+
+
+def score_by_video(selector, texts: Sequence[str], videos: Sequence) -> list[float]:
+    """The selector's key probability of each text, scored in chunks of whole videos."""
+    import pandas as pd
+
+    probability: list[float] = []
+    for start, stop in video_chunks(videos, SELECTOR_CHUNK_SENTENCES):
+        clips = pd.DataFrame({"video_id": videos[start:stop], "sentence": texts[start:stop]})
+        clips["clip_idx"] = clips.groupby("video_id", sort=False).cumcount()
+        probability += selector.score(clips)[0].tolist()
+    return probability
 
 
 def video_chunks(videos: Sequence, size: int) -> list[tuple[int, int]]:

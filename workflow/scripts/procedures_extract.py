@@ -4,7 +4,8 @@ from cookproc.procedures import LoggedProgress, ProcedureSettings, extract_proce
 from cookproc.core.schemas import atomic_write_text
 
 with script_logging(snakemake) as log:
-    settings = ProcedureSettings.from_config(dict(snakemake.params.items()))
+    settings = ProcedureSettings.from_config({**dict(snakemake.params.items()),
+                                              "keyclip_model": (snakemake.input.keyclip_model or [None])[0]})
     document = extract_procedure(snakemake.input.subtitles, settings, lexicon=snakemake.input.lexicon,
                                  name=snakemake.wildcards.name, video=(snakemake.input.video or [None])[0],
                                  progress=LoggedProgress(f"extracting {snakemake.wildcards.name}"))
