@@ -110,3 +110,32 @@ def test_ensemble_members_must_share_vocabularies():
     other, _ = T.train(prep, T.TaggerTrainConfig(epochs=1, batch_size=5, hidden=4, projection=16, seed=3), n_layers=2, dim=8)
     with pytest.raises(ValueError, match="share"):
         tagger.add_heads([other])
+
+
+def test_the_padded_bilstm_equals_the_packed_one_in_outputs_and_gradients():
+    """The head runs its BiLSTM on padded input (fused kernels) with each backward direction reading
+    its sequence reversed within its own length: at every word, outputs and weight gradients equal
+    those of ``nn.LSTM`` on the packed sequences; padded positions are zero."""
+    from torch import nn
+
+    from cookproc.srl.tagger import HeadConfig, SrlHead
+
+    torch.manual_seed(3)
+    head = SrlHead(HeadConfig(n_layers=2, dim=8, hidden=6, proj=5, dropout=0.3), 4, 4, 4, 4).eval()
+    lengths = torch.tensor([7, 2, 5, 1, 7, 4])
+    x = torch.randn(len(lengths), 7, 5)
+    words = (torch.arange(7)[None, :] < lengths[:, None])[:, :, None]
+
+    packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+    reference, _ = nn.utils.rnn.pad_packed_sequence(head.lstm(packed)[0], batch_first=True, total_length=7)
+    (reference * torch.linspace(-1, 1, 12)).sum().backward()
+    reference_grads = {n: p.grad.clone() for n, p in head.lstm.named_parameters()}
+    head.zero_grad()
+
+    padded = head._bilstm(x, lengths)
+    (padded * torch.linspace(-1, 1, 12)).sum().backward()
+    assert torch.allclose(padded, reference, atol=1e-6)
+    assert torch.count_nonzero(padded * ~words) == 0
+    assert torch.count_nonzero(padded * words) > 0.9 * words.sum() * 12
+    for name, param in head.lstm.named_parameters():
+        assert torch.allclose(param.grad, reference_grads[name], atol=1e-5), name

@@ -1,0 +1,119 @@
+"""What training and running the SRL tagger cost, old code against new: train_srl and srl_parse_tagger.
+
+    .venv/bin/python bench/srl_cost.py --base 54add3b            # that commit against this tree
+    .venv/bin/python bench/srl_cost.py --base 54add3b --every 5  # a larger slice of EWT
+
+Exports ``--base`` (``git archive``) and the current tree, then runs, for each in turn and in a
+process of its own that imports that checkout's ``cookproc`` (PYTHONPATH), with 2 threads:
+  - train_srl's steps on a slice of EWT (every ``--every``-th document of each split, from
+    results/srl/corpus/ewt.parquet): preparation (spaCy, encoder features), training with the
+    checkout's own `srl:` settings (config.yaml: epochs, heads, ...), scoring on the slice's test
+    documents;
+  - srl_parse_tagger's work: every benchmark sentence (results/dataset/clips.parquet) labelled with
+    the tagger that checkout just trained.
+Prints seconds per step, current / base ratios and the test span F1 of both, all from this one run.
+The slice keeps the ratio of training to preparation of the full corpus only roughly; the full-size
+measurements are in docs/benchmarks.md.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rerun_overhead import REPO, export_base, export_current
+
+CORPUS = REPO / "results" / "srl" / "corpus" / "ewt.parquet"
+CLIPS = REPO / "results" / "dataset" / "clips.parquet"
+
+
+def worker(checkout: Path, every: int, out: Path) -> None:
+    """Runs inside the checkout's interpreter path: train on the slice, score, label the benchmark."""
+    import torch
+    import yaml
+
+    from cookproc.core.schemas import CLIPS as CLIPS_SCHEMA, read_parquet
+    from cookproc.srl.corpus import SRL_CORPUS
+    from cookproc.srl.predict import label_with_tagger
+    from cookproc.srl.training import TaggerTrainConfig, evaluate, prepare, train_ensemble
+    from cookproc.srl.word_encoder import WordEncoder
+
+    torch.set_num_threads(2)
+    settings = yaml.safe_load((checkout / "config.yaml").read_text())["srl"]
+    names = {f.name for f in dataclasses.fields(TaggerTrainConfig)}
+    cfg = TaggerTrainConfig(**{k: v for k, v in settings.items() if k in names},
+                            threads=2, predicate_tags=tuple(settings["predicate_tags"]))
+    rows = read_parquet(CORPUS, SRL_CORPUS).to_pylist()
+    docs = {split: sorted({r["doc"] for r in rows if r["split"] == split}) for split in ("train", "dev", "test")}
+    kept = {doc for split in docs for doc in docs[split][::every]}
+    rows = [r for r in rows if r["doc"] in kept]
+    seconds = {}
+    t0 = time.perf_counter()
+    encoder = WordEncoder(cfg.encoder)
+    prep = prepare(rows, encoder)
+    seconds["preparation"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tagger, _ = train_ensemble(prep, cfg, encoder.n_layers, encoder.dim, settings["ensemble"])
+    seconds["training"] = time.perf_counter() - t0
+    f1 = evaluate(tagger, prep, "test")["overall"]["f1"]
+    sentences = read_parquet(CLIPS, CLIPS_SCHEMA).column("sentence").to_pylist()
+    t0 = time.perf_counter()
+    label_with_tagger(sentences, tagger, encoder=encoder)
+    seconds["labelling the benchmark"] = time.perf_counter() - t0
+    out.write_text(json.dumps({"seconds": seconds, "test_f1": f1, "epochs": cfg.epochs,
+                               "heads": settings["ensemble"], "instances": len(rows),
+                               "sentences": len(sentences)}))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base", help="the commit to compare the current tree with")
+    parser.add_argument("--every", type=int, default=10, help="keep every n-th EWT document of each split")
+    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.worker, args.every, args.out)
+        return 0
+    if not args.base:
+        parser.error("--base is required")
+    for needed, rule in ((CORPUS, "srl_corpus"), (CLIPS, "build_clips")):
+        if not needed.is_file():
+            sys.exit(f"{needed} is missing: build it first (.venv/bin/snakemake -c2 {needed.relative_to(REPO)})")
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="srl-cost-") as tmp:
+        tmp = Path(tmp)
+        checkouts = {"base": export_base(args.base, tmp / "base"), "current": export_current(tmp / "current")}
+        for name, src in checkouts.items():
+            out = tmp / f"{name}.json"
+            env = dict(os.environ, PYTHONPATH=str(src / "workflow"))
+            subprocess.run([sys.executable, __file__, "--worker", str(src), "--every", str(args.every),
+                            "--out", str(out)], cwd=REPO, env=env, check=True)
+            results[name] = json.loads(out.read_text())
+    base_rev = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=REPO, capture_output=True,
+                              text=True).stdout.strip()
+    base, current = results["base"], results["current"]
+    print(f"\nEWT slice: every {args.every}th document ({base['instances']} predicate instances); "
+          f"{base['sentences']} benchmark sentences labelled")
+    print(f"| step | base {base_rev} (s) | current tree (s) | current / base |")
+    print("|---|---:|---:|---:|")
+    for step in base["seconds"]:
+        b, c = base["seconds"][step], current["seconds"][step]
+        print(f"| {step} | {b:.1f} | {c:.1f} | {c / b:.2f} |")
+    b = base["seconds"]["preparation"] + base["seconds"]["training"]
+    c = current["seconds"]["preparation"] + current["seconds"]["training"]
+    print(f"| train_srl's work (preparation + training) | {b:.1f} | {c:.1f} | {c / b:.2f} |")
+    print(f"\ntest span F1 on the slice: base {base['test_f1']:.4f} ({base['heads']} heads x {base['epochs']} "
+          f"epochs), current {current['test_f1']:.4f} ({current['heads']} heads x {current['epochs']} epochs)")
+    print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
