@@ -2,13 +2,15 @@
 
     .venv/bin/python bench/srl_cost.py --base 54add3b            # that commit against this tree
     .venv/bin/python bench/srl_cost.py --base 54add3b --every 5  # a larger slice of EWT
+    .venv/bin/python bench/srl_cost.py --base 54add3b --no-labelling  # train_srl's work only
+    .venv/bin/python bench/srl_cost.py --base 54add3b --epochs 3      # both with 3 epochs per head
 
 Exports ``--base`` (``git archive``) and the current tree, then runs, for each in turn and in a
 process of its own that imports that checkout's ``cookproc`` (PYTHONPATH), with 2 threads:
   - train_srl's steps on a slice of EWT (every ``--every``-th document of each split, from
     results/srl/corpus/ewt.parquet): preparation (spaCy, encoder features), training with the
-    checkout's own `srl:` settings (config.yaml: epochs, heads, ...), scoring on the slice's test
-    documents;
+    checkout's own `srl:` settings (config.yaml: epochs, heads, ...; ``--epochs`` sets the epochs
+    of both, for a quicker per-epoch comparison), scoring on the slice's test documents;
   - srl_parse_tagger's work: every benchmark sentence (results/dataset/clips.parquet) labelled with
     the tagger that checkout just trained.
 Prints seconds per step, current / base ratios and the test span F1 of both, all from this one run.
@@ -33,7 +35,7 @@ CORPUS = REPO / "results" / "srl" / "corpus" / "ewt.parquet"
 CLIPS = REPO / "results" / "dataset" / "clips.parquet"
 
 
-def worker(checkout: Path, every: int, out: Path) -> None:
+def worker(checkout: Path, every: int, epochs: int | None, labelling: bool, out: Path) -> None:
     """Runs inside the checkout's interpreter path: train on the slice, score, label the benchmark."""
     import torch
     import yaml
@@ -47,8 +49,10 @@ def worker(checkout: Path, every: int, out: Path) -> None:
     torch.set_num_threads(2)
     settings = yaml.safe_load((checkout / "config.yaml").read_text())["srl"]
     names = {f.name for f in dataclasses.fields(TaggerTrainConfig)}
-    cfg = TaggerTrainConfig(**{k: v for k, v in settings.items() if k in names},
+    cfg = TaggerTrainConfig(**{k: v for k, v in settings.items() if k in names - {"predicate_tags"}},
                             threads=2, predicate_tags=tuple(settings["predicate_tags"]))
+    if epochs:
+        cfg = dataclasses.replace(cfg, epochs=epochs)
     rows = read_parquet(CORPUS, SRL_CORPUS).to_pylist()
     docs = {split: sorted({r["doc"] for r in rows if r["split"] == split}) for split in ("train", "dev", "test")}
     kept = {doc for split in docs for doc in docs[split][::every]}
@@ -62,10 +66,11 @@ def worker(checkout: Path, every: int, out: Path) -> None:
     tagger, _ = train_ensemble(prep, cfg, encoder.n_layers, encoder.dim, settings["ensemble"])
     seconds["training"] = time.perf_counter() - t0
     f1 = evaluate(tagger, prep, "test")["overall"]["f1"]
-    sentences = read_parquet(CLIPS, CLIPS_SCHEMA).column("sentence").to_pylist()
-    t0 = time.perf_counter()
-    label_with_tagger(sentences, tagger, encoder=encoder)
-    seconds["labelling the benchmark"] = time.perf_counter() - t0
+    sentences = read_parquet(CLIPS, CLIPS_SCHEMA).column("sentence").to_pylist() if labelling else []
+    if labelling:
+        t0 = time.perf_counter()
+        label_with_tagger(sentences, tagger, encoder=encoder)
+        seconds["labelling the benchmark"] = time.perf_counter() - t0
     out.write_text(json.dumps({"seconds": seconds, "test_f1": f1, "epochs": cfg.epochs,
                                "heads": settings["ensemble"], "instances": len(rows),
                                "sentences": len(sentences)}))
@@ -75,15 +80,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", help="the commit to compare the current tree with")
     parser.add_argument("--every", type=int, default=10, help="keep every n-th EWT document of each split")
+    parser.add_argument("--epochs", type=int, help="epochs per head for both (default: each checkout's config)")
+    parser.add_argument("--no-labelling", dest="labelling", action="store_false",
+                        help="skip srl_parse_tagger's work (labelling the benchmark sentences)")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.every, args.out)
+        worker(args.worker, args.every, args.epochs, args.labelling, args.out)
         return 0
     if not args.base:
         parser.error("--base is required")
-    for needed, rule in ((CORPUS, "srl_corpus"), (CLIPS, "build_clips")):
+    for needed in (CORPUS, CLIPS) if args.labelling else (CORPUS,):
         if not needed.is_file():
             sys.exit(f"{needed} is missing: build it first (.venv/bin/snakemake -c2 {needed.relative_to(REPO)})")
     results = {}
@@ -94,13 +102,15 @@ def main() -> int:
             out = tmp / f"{name}.json"
             env = dict(os.environ, PYTHONPATH=str(src / "workflow"))
             subprocess.run([sys.executable, __file__, "--worker", str(src), "--every", str(args.every),
-                            "--out", str(out)], cwd=REPO, env=env, check=True)
+                            "--out", str(out)] + ([] if args.labelling else ["--no-labelling"])
+                           + (["--epochs", str(args.epochs)] if args.epochs else []),
+                           cwd=REPO, env=env, check=True)
             results[name] = json.loads(out.read_text())
     base_rev = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=REPO, capture_output=True,
                               text=True).stdout.strip()
     base, current = results["base"], results["current"]
-    print(f"\nEWT slice: every {args.every}th document ({base['instances']} predicate instances); "
-          f"{base['sentences']} benchmark sentences labelled")
+    labelled = f"{base['sentences']} benchmark sentences labelled" if args.labelling else "no labelling"
+    print(f"\nEWT slice: every {args.every}th document ({base['instances']} corpus rows); {labelled}")
     print(f"| step | base {base_rev} (s) | current tree (s) | current / base |")
     print("|---|---:|---:|---:|")
     for step in base["seconds"]:
