@@ -38,3 +38,20 @@ def shared_data_stays_untouched():
     after = _tree_fingerprint(shared) if shared.is_dir() else {}
     changed = sorted(set(before.items()) ^ set(after.items()))
     assert not changed, f"tests modified the shared data folder: {changed[:5]}"
+
+
+# The longest test files, longest first (measured with --durations). Two workers (`-n 2 --dist
+# loadfile`) take files in collection order, so these start early instead of one of them running
+# alone at the end; xdist's own reordering (by number of tests) is turned off for that reason.
+LONGEST_FILES = ["test_rerun.py", "test_corpus.py", "test_slurm.py", "test_video_workflow.py",
+                 "test_procedures.py", "test_cli.py", "test_kiddon_workflow.py", "test_workflow.py"]
+
+
+def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FILES)))  # stable: order within a file kept
