@@ -66,13 +66,14 @@ def worker(checkout: Path, every: int, epochs: int | None, labelling: bool, out:
     tagger, _ = train_ensemble(prep, cfg, encoder.n_layers, encoder.dim, settings["ensemble"])
     seconds["training"] = time.perf_counter() - t0
     f1 = evaluate(tagger, prep, "test")["overall"]["f1"]
-    sentences = read_parquet(CLIPS, CLIPS_SCHEMA).column("sentence").to_pylist() if labelling else []
+    sentences = []
     if labelling:
+        sentences = read_parquet(CLIPS, CLIPS_SCHEMA).column("sentence").to_pylist()
         t0 = time.perf_counter()
         label_with_tagger(sentences, tagger, encoder=encoder)
         seconds["labelling the benchmark"] = time.perf_counter() - t0
     out.write_text(json.dumps({"seconds": seconds, "test_f1": f1, "epochs": cfg.epochs,
-                               "heads": settings["ensemble"], "instances": len(rows),
+                               "heads": settings["ensemble"], "corpus_rows": len(rows),
                                "sentences": len(sentences)}))
 
 
@@ -110,7 +111,7 @@ def main() -> int:
                               text=True).stdout.strip()
     base, current = results["base"], results["current"]
     labelled = f"{base['sentences']} benchmark sentences labelled" if args.labelling else "no labelling"
-    print(f"\nEWT slice: every {args.every}th document ({base['instances']} corpus rows); {labelled}")
+    print(f"\nEWT slice: every {args.every}th document ({base['corpus_rows']} corpus rows); {labelled}")
     print(f"| step | base {base_rev} (s) | current tree (s) | current / base |")
     print("|---|---:|---:|---:|")
     for step in base["seconds"]:

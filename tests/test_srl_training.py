@@ -113,7 +113,7 @@ def test_ensemble_members_must_share_vocabularies():
 
 
 def test_the_padded_bilstm_equals_the_packed_one_in_outputs_and_gradients():
-    """The head runs its BiLSTM on padded input (fused kernels) with each backward direction reading
+    """The head runs its BiLSTM on padded input with each backward direction reading
     its sequence reversed within its own length: at every word, outputs and weight gradients equal
     those of ``nn.LSTM`` on the packed sequences; padded positions are zero."""
     from torch import nn

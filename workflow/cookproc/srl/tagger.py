@@ -106,8 +106,8 @@ class SrlHead(nn.Module):
 
         Each direction runs as a one-layer LSTM on padded input, the backward one on every sequence
         reversed within its own length, so padding only ever follows a sequence's words and never
-        reaches them. Padded rather than packed input lets torch use its fused LSTM kernels (oneDNN on
-        CPUs): the same weights and outputs, less time (docs/benchmarks.md)."""
+        reaches them. Torch's LSTM is faster on padded than on packed input on CPUs: the same weights
+        and outputs, less time (docs/benchmarks.md)."""
         b, n, _ = x.shape
         hidden = self.lstm.hidden_size
         positions = torch.arange(n, device=x.device)[None, :]
