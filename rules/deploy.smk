@@ -22,6 +22,7 @@ rule deploy_keyclip_selector:
         context_window=KC_NEURAL["context_window"],
         layout_features=KC_NEURAL["layout_features"],
         head_weight=KC_NEURAL["head_weight"],
+        selection=KC_NEURAL["selection"],
         train=KC_NEURAL_PARAMS["train"],
         bootstrap=config["tables"]["bootstrap"],
     threads: 2

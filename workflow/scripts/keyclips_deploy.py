@@ -25,7 +25,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     selector = train_selector(clips, inner, encoder_path=p.encoder_path, finetune=FinetuneConfig(**p.finetune),
                               net=KeyClipTrainConfig(**p.train), context_window=p.context_window,
                               layout_features=p.layout_features, head_weight=p.head_weight, seed=p.seed,
-                              device=p.device)
+                              device=p.device, candidates=p.selection["candidates"],
+                              objective=p.selection["objective"])
 
     log.info("[2/3] scoring the cross-validated run %s", smk.input.crossval)
     run = score_run(clips, smk.input.crossval)
@@ -43,7 +44,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
 
     config = {"encoder": {"name": p.encoder_name, "path": p.encoder_path}, "finetune": dict(p.finetune),
               "train": dict(p.train), "context_window": p.context_window, "layout_features": p.layout_features,
-              "head_weight": p.head_weight, "seed": p.seed, "device": p.device}
+              "head_weight": p.head_weight, "selection": p.selection, "seed": p.seed, "device": p.device}
     out = smk.output.model
     meta = metadata(selector, config=config, code=p.code)
     card = model_card(out.rstrip("/").split("/")[-1], {**meta, "path": out}, selector.seconds, cv_rows, interval)

@@ -7,7 +7,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.keyclips.crossval import keyclips_table
     from cookproc.keyclips.folds import read_folds
     from cookproc.keyclips.inputs import frame_sets, read_clips_parquet, text_inputs, tsm_sets
-    from cookproc.keyclips.neural import TunedSentences, run_neural, set_torch_threads
+    from cookproc.keyclips.neural import net_candidates, run_nested_neural, set_torch_threads
     from cookproc.keyclips.sentence_vectors import clip_text_features
     from cookproc.keyclips.train import KeyClipTrainConfig
     from cookproc.keyclips.tuned_vectors import read_tuned_vectors
@@ -21,18 +21,24 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     folds = read_folds(smk.input.folds, clips)
     log.info("%d clips, %d folds; variant %s, seed %d", len(clips), folds["fold"].nunique(), variant, seed)
 
-    def sentence_input(vectors):
-        return text_inputs(clips, vectors, context_window=p.context_window, layout=p.layout_features)
+    def sentence_input(vectors, context_window):
+        return text_inputs(clips, vectors, context_window=context_window, layout=p.layout_features)
 
-    text = visual = tuned = None
+    # Nested selection: a setting with candidates is chosen per outer fold on its inner validation.
+    candidates = p.selection["candidates"]
+    windows = candidates.get("context_window") or [p.context_window]
+    lexical = candidates.get("lexical") or [p.train["lexical"]]
+    threshold_metrics = candidates.get("threshold_metric") or [p.train["threshold_metric"]]
+    head_weights = [0.0]
+    frozen = tuned = visual = None
     if "tuned" in smk.input.keys():  # per-fold fine-tuned vectors (rule keyclips_finetune)
         folds_seen = sorted(set(folds["fold"].tolist()))
-        tuned = TunedSentences(read_tuned_vectors(smk.input.tuned, clips, folds_seen), sentence_input, p.head_weight)
-        log.info("text input: per-fold tuned vectors of %s (folds %s), head weight %.2f", smk.input.tuned,
-                 folds_seen, p.head_weight)
+        tuned = read_tuned_vectors(smk.input.tuned, clips, folds_seen)
+        head_weights = candidates.get("head_weight") or [p.head_weight]
+        log.info("text input: per-fold tuned vectors of %s (folds %s)", smk.input.tuned, folds_seen)
     elif variant in ("text", "full"):
-        text = sentence_input(clip_text_features(smk.input.text, clips))
-        log.info("text input: %d x %d from %s", *text.shape, smk.input.text)
+        frozen = clip_text_features(smk.input.text, clips)
+        log.info("text input: %d x %d from %s", *frozen.shape, smk.input.text)
     if variant in ("visual", "full"):
         if p.visual_source == "tsm":
             visual = tsm_sets(smk.input.visual, clips, max_set=p.max_set)
@@ -43,13 +49,18 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
                  p.visual_source, len(visual.vectors), visual.dim, sizes.mean(), int((sizes == 0).sum()))
 
     cfg = KeyClipTrainConfig(**p.train)
-    result = run_neural(variant, clips, folds, text, visual, cfg, seed, tuned)
+    nets = net_candidates(variant, cfg, windows, lexical, sentence_input, frozen, tuned)
+    log.info("candidates per fold: %d nets x %d head weights x %d threshold rules, chosen by %s on inner "
+             "validation", len(nets), len(head_weights), len(threshold_metrics), p.selection["objective"])
+    result = run_nested_neural(variant, clips, folds, nets, visual, seed, head_weights, threshold_metrics,
+                               p.selection["objective"])
     system = f"neural-{variant}"
     write_parquet(keyclips_table(system, clips, result), smk.output.keyclips, KEYCLIPS,
                   sort_keys=["video_id", "clip_idx"])
     labels = clips["is_key"].to_numpy()
     info = {"system": system, "seed": seed, "config": p.train,
-            "tuned_vectors": smk.input.get("tuned"), "head_weight": p.get("head_weight"), "folds": {str(k): v for k, v in result.info.items()},
+            "tuned_vectors": smk.input.get("tuned"), "head_weight": p.get("head_weight"),
+            "selection": p.selection, "folds": {str(k): v for k, v in result.info.items()},
             "predicted_key": int(result.is_key.sum()), "gold_key": int(labels.sum()),
             "accuracy": float((result.is_key == labels).mean())}
     atomic_write_text(smk.output.info, json.dumps(info, indent=1, sort_keys=True) + "\n")

@@ -5,7 +5,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
     import time
 
-    from cookproc.keyclips.crossval import blend_with_heads, cross_validate, keyclips_table, per_fold_fit_predict
+    from cookproc.keyclips.crossval import candidates_with_heads, keyclips_table, nested_cross_validate
     from cookproc.keyclips.folds import clip_folds, read_folds
     from cookproc.keyclips.inputs import read_clips_parquet, tsm_sets
     from cookproc.keyclips.sentence_vectors import clip_text_features
@@ -13,7 +13,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.core.schemas import KEYCLIPS, write_parquet
     from cookproc.srl.baselines import read_lexicon_lines
     from cookproc.supervised.clipfeatures import read_srl, srl_clip_features
-    from cookproc.supervised.keyclips import dense_inputs, logreg_fit_predict, tsm_mean
+    from cookproc.supervised.keyclips import dense_inputs, regression_candidates, tsm_mean
 
     smk = snakemake  # noqa: F821
     p = smk.params
@@ -26,29 +26,38 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     labels = clips["is_key"].to_numpy().astype(bool)
     sentences = clips["sentence"].astype(str).tolist()
 
-    def design(embeddings):
-        return dense_inputs(clips, embeddings, srl, tsm, window=p.context_window, embedding_window=p.embedding_window)
+    # Nested selection: a setting with candidates is chosen per outer fold on its inner validation.
+    candidates = p.selection["candidates"]
+    windows = candidates.get("context_window") or [p.context_window]
+    regularisation = candidates.get("C") or [p.C]
+    threshold_metrics = candidates.get("threshold_metric") or [p.threshold_metric]
 
+    def design(embeddings, window):
+        return dense_inputs(clips, embeddings, srl, tsm, window=window, embedding_window=p.embedding_window)
+
+    frozen = tuned = None
     if "tuned" in smk.input.keys():  # fold f's vectors come from an encoder that never saw fold f
         tuned = read_tuned_vectors(smk.input.tuned, clips, folds)
-        fit = per_fold_fit_predict(fold, {f: logreg_fit_predict(design(t.vectors), sentences, labels, C=p.C,
-                                                                 ngram_max=p.ngram_max, min_df=p.min_df)
-                                          for f, t in tuned.items()})
         log.info("sentence vectors: per-fold fine-tuned, %s", smk.input.tuned)
     else:
-        fit = logreg_fit_predict(design(clip_text_features(smk.input.text, clips)),
-                                 sentences, labels, C=p.C, ngram_max=p.ngram_max, min_df=p.min_df)
+        frozen = clip_text_features(smk.input.text, clips)
         log.info("sentence vectors: frozen, %s", smk.input.text)
+    fits = regression_candidates(design, sentences, labels, windows=windows, Cs=regularisation, ngram_max=p.ngram_max,
+                                 min_df=p.min_df, frozen=frozen, tuned=tuned, fold=fold)
+    heads, head_weights = None, [0.0]
     if "encoder_tuned" in smk.input.keys():  # the larger encoder's head, fine-tuned without each fold
         heads = {f: t.head for f, t in read_tuned_vectors(smk.input.encoder_tuned, clips, folds).items()}
-        fit = blend_with_heads(fit, fold, heads, p.head_weight)
-        log.info("clip score: %.2f x logistic regression + %.2f x the tuned head of %s", 1 - p.head_weight,
-                 p.head_weight, smk.input.encoder_tuned)
-    result = cross_validate(fold, inner, labels, fit, p.threshold_metric)
+        head_weights = candidates.get("head_weight") or [p.head_weight]
+        log.info("clip score: (1 - w) x logistic regression + w x the tuned head of %s, w in %s",
+                 smk.input.encoder_tuned, head_weights)
+    log.info("candidates per fold: %d regressions x %d head weights x %d threshold rules, chosen by %s on inner "
+             "validation", len(fits), len(head_weights), len(threshold_metrics), p.selection["objective"])
+    result = nested_cross_validate(fold, inner, labels, candidates_with_heads(fits, fold, heads, head_weights),
+                                   threshold_metrics, clips["recipe"].astype(str).to_numpy(), p.selection["objective"])
     write_parquet(keyclips_table(p.system, clips, result), smk.output.keyclips, KEYCLIPS,
                   sort_keys=["video_id", "clip_idx"])
     info = {"folds": {str(k): v for k, v in result.info.items()}, "sentence_vectors": smk.input.get("tuned", "frozen"),
-            "encoder_tuned": smk.input.get("encoder_tuned"),
+            "encoder_tuned": smk.input.get("encoder_tuned"), "selection": p.selection,
             "wall_s": round(time.perf_counter() - start, 1), "cpu_s": round(time.process_time() - cpu_start, 1)}
     with open(smk.output.info, "w", encoding="utf-8") as handle:
         json.dump(info, handle, indent=1, sort_keys=True)

@@ -12,13 +12,14 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from cookproc.keyclips.folds import split_indices
+from cookproc.keyclips.selection import choose
 from cookproc.keyclips.thresholds import best_threshold
 from cookproc.core.logs import Progress
 
@@ -37,9 +38,42 @@ class CVResult:
     info: dict[int, dict] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate configuration's scores for one held-out fold (see :func:`nested_cross_validate`)."""
+
+    settings: dict
+    val: np.ndarray  # inner-validation scores
+    test: np.ndarray  # held-out fold's scores
+    info: dict = field(default_factory=dict)
+
+
+#: fit(train_idx, val_idx, test_idx) -> every candidate's scores, fitted on train_idx only
+FitCandidates = Callable[[np.ndarray, np.ndarray, np.ndarray], list[Candidate]]
+
+
 def cross_validate(fold: np.ndarray, inner: np.ndarray, labels: np.ndarray, fit_predict: FitPredict,
                    threshold_metric: str = "f1") -> CVResult:
     """Run ``fit_predict`` for every held-out fold; thresholds from inner-validation scores only."""
+
+    def one_candidate(train: np.ndarray, val: np.ndarray, test: np.ndarray) -> list[Candidate]:
+        val_scores, test_scores, info = fit_predict(train, val, test)
+        return [Candidate({}, val_scores, test_scores, info)]
+
+    return nested_cross_validate(fold, inner, labels, one_candidate, [threshold_metric])
+
+
+def nested_cross_validate(fold: np.ndarray, inner: np.ndarray, labels: np.ndarray, fit: FitCandidates,
+                          threshold_metrics: Sequence[str], recipes: Sequence[str] | None = None,
+                          objective: str = "f1_accuracy") -> CVResult:
+    """Cross-validation where each held-out fold chooses among candidates on its inner validation.
+
+    For held-out fold f, ``fit`` scores every candidate from the other folds' training recipes; the
+    (candidate, threshold rule) with the best cross-fitted ``objective`` on their inner-validation
+    recipes (cookproc.keyclips.selection) is chosen, its threshold is chosen on all of those clips,
+    and fold f is scored with it. With one candidate and one rule nothing is compared (``recipes``
+    may then be None). Each fold's info records its choice and every candidate's value.
+    """
     n = len(labels)
     score = np.full(n, np.nan)
     is_key = np.zeros(n, dtype=bool)
@@ -52,16 +86,30 @@ def cross_validate(fold: np.ndarray, inner: np.ndarray, labels: np.ndarray, fit_
             raise ValueError(f"fold {f}: {len(train)} training and {len(val)} inner-validation clips; every "
                              "fold needs at least two recipes (fewer folds, or more recipes)")
         start = time.perf_counter()
-        val_scores, test_scores, fold_info = fit_predict(train, val, test)
-        t = best_threshold(labels[val], val_scores, threshold_metric)
+        candidates = fit(train, val, test)
+        selection = {}
+        if len(candidates) * len(threshold_metrics) > 1:
+            if recipes is None:
+                raise ValueError("choosing among candidates needs the clips' recipes")
+            try:
+                choice = choose(labels[val], np.asarray(recipes)[val], [(c.settings, c.val) for c in candidates],
+                                threshold_metrics, objective)
+            except ValueError as error:
+                raise ValueError(f"fold {f}: {error}") from None
+            chosen, rule = candidates[choice.index], choice.threshold_metric
+            selection = {"selected": {**chosen.settings, "threshold_metric": rule},
+                         "selection_value": choice.value, "candidates": choice.table}
+        else:
+            chosen, rule = candidates[0], threshold_metrics[0]
+        t = best_threshold(labels[val], chosen.val, rule)
         if not np.isnan(score[test]).all():
             raise RuntimeError(f"fold {f}: clips scored twice")
-        score[test] = test_scores
-        is_key[test] = test_scores >= t
+        score[test] = chosen.test
+        is_key[test] = chosen.test >= t
         thresholds[f] = t
-        info[f] = {**fold_info, "n_train": len(train), "n_val": len(val), "n_test": len(test),
-                   "threshold": t, "seconds": round(time.perf_counter() - start, 1)}
-        log.info("fold %d: %s", f, info[f])
+        info[f] = {**chosen.info, "n_train": len(train), "n_val": len(val), "n_test": len(test),
+                   "threshold": t, **selection, "seconds": round(time.perf_counter() - start, 1)}
+        log.info("fold %d: %s", f, {k: v for k, v in info[f].items() if k != "candidates"})
         progress.step()
     if np.isnan(score).any():
         raise RuntimeError(f"{int(np.isnan(score).sum())} clips were never scored")
@@ -76,13 +124,14 @@ def held_out_fold(fold: np.ndarray, test: np.ndarray, available) -> int:
     return held_out[0]
 
 
-def per_fold_fit_predict(fold: np.ndarray, fits: dict[int, FitPredict]) -> FitPredict:
-    """A :data:`FitPredict` that hands each held-out fold to its own ``fits[f]`` (inputs built per fold)."""
+def blend_scores(scores: np.ndarray, head: np.ndarray, weight: float) -> np.ndarray:
+    """``(1 - weight) * scores + weight * head``: a model's clip scores with a tuned head's probability."""
+    return (1 - weight) * scores + weight * head
 
-    def fit(train: np.ndarray, val: np.ndarray, test: np.ndarray):
-        return fits[held_out_fold(fold, test, fits)](train, val, test)
 
-    return fit
+def _check_weight(weight: float) -> None:
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"head weight must be in [0, 1], got {weight}")
 
 
 def blend_with_heads(fit_predict: FitPredict, fold: np.ndarray, heads: dict[int, np.ndarray],
@@ -93,14 +142,39 @@ def blend_with_heads(fit_predict: FitPredict, fold: np.ndarray, heads: dict[int,
     encoder's head). Blended with fixed weights, not learned: a model trained on the heads' scores
     of training clips would learn to trust them more than they deserve on unseen recipes.
     """
-    if not 0.0 <= weight <= 1.0:
-        raise ValueError(f"head weight must be in [0, 1], got {weight}")
+    _check_weight(weight)
 
     def fit(train: np.ndarray, val: np.ndarray, test: np.ndarray):
         val_scores, test_scores, info = fit_predict(train, val, test)
         head = heads[held_out_fold(fold, test, heads)]
-        return ((1 - weight) * val_scores + weight * head[val], (1 - weight) * test_scores + weight * head[test],
+        return (blend_scores(val_scores, head[val], weight), blend_scores(test_scores, head[test], weight),
                 {**info, "head_weight": weight})
+
+    return fit
+
+
+def candidates_with_heads(fits: Sequence[tuple[dict, FitPredict]], fold: np.ndarray,
+                          heads: dict[int, np.ndarray] | None, weights: Sequence[float]) -> FitCandidates:
+    """Candidates for :func:`nested_cross_validate`: each model of ``fits`` (settings, fit) trained once
+    per fold, its scores blended with the held-out fold's head at every weight (:func:`blend_with_heads`).
+
+    Without ``heads`` every fit is one candidate as it is (``weights`` unused).
+    """
+    for weight in weights:
+        _check_weight(weight)
+
+    def fit(train: np.ndarray, val: np.ndarray, test: np.ndarray) -> list[Candidate]:
+        out = []
+        for settings, fit_predict in fits:
+            val_scores, test_scores, info = fit_predict(train, val, test)
+            if heads is None:
+                out.append(Candidate(dict(settings), val_scores, test_scores, info))
+                continue
+            head = heads[held_out_fold(fold, test, heads)]
+            for weight in weights:
+                out.append(Candidate({**settings, "head_weight": weight}, blend_scores(val_scores, head[val], weight),
+                                     blend_scores(test_scores, head[test], weight), {**info, "head_weight": weight}))
+        return out
 
     return fit
 

@@ -31,17 +31,19 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import torch
 
 from cookproc.core.errors import InputError
+from cookproc.keyclips.crossval import blend_scores
 from cookproc.keyclips.finetune import FinetuneConfig, FrozenBottom, TunedTop, load_bottom, train_top, tuned_outputs
 from cookproc.keyclips.inputs import text_inputs
 from cookproc.keyclips.lexical import build_vocabulary, token_matrix
 from cookproc.keyclips.net import KeyClipNet
+from cookproc.keyclips.selection import choose
 from cookproc.keyclips.thresholds import best_threshold
 from cookproc.keyclips.train import ClipInputs, KeyClipTrainConfig, predict, train_model
 
@@ -84,10 +86,6 @@ class TrainedSelector:
     seconds: dict  # wall times (timing.json and the card): they differ from run to run
 
 
-def _blend(net_scores: np.ndarray, head: np.ndarray, weight: float) -> np.ndarray:
-    return (1 - weight) * net_scores + weight * head
-
-
 def _net_inputs(clips: pd.DataFrame, vectors: np.ndarray, context_window: int, layout: bool,
                 vocabulary: dict | None, labels: np.ndarray) -> ClipInputs:
     """The net's inputs, built as cross-validation builds them (cookproc.keyclips.neural)."""
@@ -98,13 +96,26 @@ def _net_inputs(clips: pd.DataFrame, vectors: np.ndarray, context_window: int, l
 
 def train_selector(clips: pd.DataFrame, inner_val: np.ndarray, *, encoder_path: str | None, finetune: FinetuneConfig,
                    net: KeyClipTrainConfig, context_window: int, layout_features: bool, head_weight: float, seed: int,
-                   device: str = "cpu") -> TrainedSelector:
+                   device: str = "cpu", candidates: Mapping[str, Sequence] | None = None,
+                   objective: str = "f1_accuracy") -> TrainedSelector:
     """Fit the selector on every clip of ``clips`` (sorted by video, clip order): weights on the
-    clips outside the inner-validation recipes, early stopping and the threshold on those inside."""
+    clips outside the inner-validation recipes, early stopping and the threshold on those inside.
+
+    ``candidates`` (keyclips.neural.selection): lists of context windows, lexical flags, head weights
+    and threshold rules; the combination chosen as each cross-validation fold chooses
+    (cookproc.keyclips.selection, on the inner-validation recipes) is the one saved. Settings not
+    listed take the single values given.
+    """
     if finetune.layers < 1:
         raise ValueError("the deployed selector fine-tunes the encoder: keyclips.neural.finetune.layers must be >= 1")
-    if not 0.0 <= head_weight <= 1.0:
-        raise ValueError(f"head_weight must be in [0, 1], got {head_weight}")
+    candidates = dict(candidates or {})
+    windows = candidates.get("context_window") or [context_window]
+    lexical = candidates.get("lexical") or [net.lexical]
+    weights = candidates.get("head_weight") or [head_weight]
+    rules = candidates.get("threshold_metric") or [net.threshold_metric]
+    for weight in weights:
+        if not 0.0 <= weight <= 1.0:
+            raise ValueError(f"head_weight must be in [0, 1], got {weight}")
     inner_val = np.asarray(inner_val, dtype=bool)
     train, val = np.flatnonzero(~inner_val), np.flatnonzero(inner_val)
     if len(train) == 0 or len(val) == 0:
@@ -116,25 +127,42 @@ def train_selector(clips: pd.DataFrame, inner_val: np.ndarray, *, encoder_path: 
     tuned, tune_info = train_top(bottom, labels, train, val, finetune, seed)
     vectors, head = tuned_outputs(tuned, bottom, len(labels))
     tuned_s = time.perf_counter() - start
-    vocabulary = (build_vocabulary([sentences[i] for i in train], min_count=net.lexical_min_count)
-                  if net.lexical else None)
-    data = _net_inputs(clips, vectors, context_window, layout_features, vocabulary, labels)
-    model, net_info = train_model("text", data, train, val, net, seed)
-    val_scores = _blend(predict(model, data, val), head[val], head_weight)
-    threshold = best_threshold(labels[val], val_scores, net.threshold_metric)
+    fitted = []  # (settings, (net config, model, inputs, vocabulary, summary), validation scores)
+    for window in windows:
+        for lex in lexical:
+            cfg = dataclasses.replace(net, lexical=bool(lex))
+            vocabulary = (build_vocabulary([sentences[i] for i in train], min_count=cfg.lexical_min_count)
+                          if cfg.lexical else None)
+            data = _net_inputs(clips, vectors, window, layout_features, vocabulary, labels)
+            model, net_info = train_model("text", data, train, val, cfg, seed)
+            net_val = predict(model, data, val)
+            for weight in weights:
+                fitted.append(({"context_window": int(window), "lexical": bool(lex), "head_weight": weight},
+                               (cfg, model, data, vocabulary, net_info), blend_scores(net_val, head[val], weight)))
+    selection = {}
+    if len(fitted) * len(rules) > 1:
+        choice = choose(labels[val], clips["recipe"].astype(str).to_numpy()[val],
+                        [(settings, scores) for settings, _, scores in fitted], rules, objective)
+        index, rule = choice.index, choice.threshold_metric
+        selection = {"selected": {**fitted[index][0], "threshold_metric": rule}, "selection_value": choice.value,
+                     "selection_objective": objective, "candidates": choice.table}
+    else:
+        index, rule = 0, rules[0]
+    settings, (cfg, model, data, vocabulary, net_info), val_scores = fitted[index]
+    threshold = best_threshold(labels[val], val_scores, rule)
     spec = SelectorSpec(finetuned_layers=finetune.layers, max_length=finetune.max_length,
-                        hidden_size=bottom.hidden_size, context_window=context_window,
-                        layout_features=layout_features, lexical=net.lexical,
-                        vocab_size=len(vocabulary) if vocabulary else 0, text_dim=data.text_dim, dim=net.dim,
-                        hidden=net.hidden, dropout=net.dropout, head_weight=head_weight,
-                        threshold=float(threshold), threshold_metric=net.threshold_metric)
+                        hidden_size=bottom.hidden_size, context_window=settings["context_window"],
+                        layout_features=layout_features, lexical=cfg.lexical,
+                        vocab_size=len(vocabulary) if vocabulary else 0, text_dim=data.text_dim, dim=cfg.dim,
+                        hidden=cfg.hidden, dropout=cfg.dropout, head_weight=settings["head_weight"],
+                        threshold=float(threshold), threshold_metric=rule)
     info = {"n_clips": len(labels), "n_train": len(train), "n_val": len(val),
             "n_videos": int(clips["video_id"].nunique()),
             "n_recipes": int(clips["recipe"].nunique()) if "recipe" in clips else None,
-            "seed": seed, **tune_info, **net_info}
+            "seed": seed, **tune_info, **net_info, **selection}
     seconds = {"finetune": round(tuned_s, 1), "total": round(time.perf_counter() - start, 1), "device": device}
     log.info("trained on %d clips (%d inner-validation): threshold %.4f, %s, %s", len(train), len(val), threshold,
-             info, seconds)
+             {k: v for k, v in info.items() if k != "candidates"}, seconds)
     return TrainedSelector(spec, bottom, tuned, model, vocabulary or {}, info, seconds)
 
 
@@ -276,7 +304,7 @@ class KeyClipSelector:
         vocabulary = self.vocabulary if self.spec.lexical else None
         data = _net_inputs(clips, vectors, self.spec.context_window, self.spec.layout_features, vocabulary,
                            np.zeros(len(sentences)))
-        probability = _blend(predict(self.net, data, np.arange(len(sentences))), head, self.spec.head_weight)
+        probability = blend_scores(predict(self.net, data, np.arange(len(sentences))), head, self.spec.head_weight)
         return probability, probability >= self.spec.threshold
 
 
@@ -324,11 +352,21 @@ def model_card(name: str, meta: dict, seconds: dict, cv_rows: Sequence[dict], in
         lines += ["", f"95% bootstrap intervals of the first seed ({interval['unit']}s resampled, "
                       f"{interval['resamples']} resamples): "
                   + ", ".join(f"{m} [{lo:.1f}, {hi:.1f}]" for m, (lo, hi) in interval["metrics"].items()) + "."]
+    selected = training.get("selected")
+    if selected:
+        chosen = ", ".join(f"{k} {v}" for k, v in selected.items())
+        how = (f"Its {', '.join(selected)} were chosen among the configured candidates on the inner-validation "
+               f"recipes only ({chosen}; {training['selection_objective']} {training['selection_value']:.4f}, "
+               "each candidate's threshold chosen on one half of those recipes and scored on the other), as every "
+               "cross-validation fold above chose its own (nested selection). The fine-tuning and the net's "
+               "other settings were fixed beforehand, on an earlier run's cross-validated scores "
+               "(docs/benchmarks.md): the estimate may be optimistic by what that choice gained.")
+    else:
+        how = ("Its settings (context window, head weight, threshold rule, fine-tuned layers) were fixed in the "
+               "config, not selected on inner-validation recipes, so the estimate may be optimistic by what "
+               "choosing them on cross-validated scores gained.")
     lines += ["", "The deployed model is trained on every recipe, so no held-out score of this very model exists: "
-              "the numbers above estimate how it does on unseen recipes. Its settings (context window, head "
-              "weight, threshold rule, fine-tuned layers) were chosen by comparing such cross-validated scores "
-              "(docs/benchmarks.md), not by nested selection on inner-validation recipes only, so the estimate "
-              "may be optimistic by the amount that choice gained.", "",
+              "the numbers above estimate how it does on unseen recipes. " + how, "",
               "## Use", "",
               f"`cookproc extract talk.vtt --keyclips {meta.get('path', 'results/models/' + name)}`, or the "
               "workflow's `user.keyclip_model` (results/procedures/<name>.md). Clips must be cut as in training: "

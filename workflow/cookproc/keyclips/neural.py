@@ -2,18 +2,21 @@
 
 Builds the net's inputs per fold (its own term vocabulary, the held-out fold's tuned sentence
 vectors) and hands :func:`neural_fit_predict` to the torch-free driver
-(cookproc.keyclips.crossval.cross_validate), which chooses each fold's threshold.
+(cookproc.keyclips.crossval.nested_cross_validate), which chooses each fold's candidate settings
+and threshold on that fold's inner-validation recipes.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 import torch
 
-from cookproc.keyclips.crossval import CVResult, FitPredict, blend_with_heads, cross_validate, held_out_fold
+from cookproc.keyclips.crossval import (CVResult, FitPredict, blend_with_heads, candidates_with_heads, held_out_fold,
+                                       nested_cross_validate)
 from cookproc.keyclips.folds import clip_folds
 from cookproc.keyclips.inputs import VisualSets
 from cookproc.keyclips.lexical import build_vocabulary, token_matrix
@@ -84,15 +87,74 @@ def set_torch_threads(n: int) -> None:
     torch.set_num_threads(max(1, int(n)))
 
 
+@dataclass
+class NetCandidate:
+    """One way to build and train the net, a candidate of nested selection: its settings (recorded as
+    chosen), training config and sentence input (frozen vectors, or per-fold tuned ones)."""
+
+    settings: dict
+    cfg: KeyClipTrainConfig
+    text: np.ndarray | None = None
+    tuned: TunedSentences | None = None
+
+
+def net_candidates(variant: str, cfg: KeyClipTrainConfig, context_windows: Sequence[int], lexical: Sequence[bool],
+                   text_input: Callable[[np.ndarray, int], np.ndarray], frozen: np.ndarray | None = None,
+                   tuned: dict[int, FoldVectors] | None = None) -> list[NetCandidate]:
+    """Every (context window, lexical features) combination for the variants that read sentences.
+
+    ``text_input(vectors, context_window)`` builds the net's sentence input; ``frozen`` or ``tuned``
+    are the vectors. The visual variant reads no sentences: it has one candidate.
+    """
+    if variant == "visual":
+        return [NetCandidate({}, cfg)]
+    if (frozen is None) == (tuned is None):
+        raise ValueError("sentence candidates need either frozen or per-fold tuned vectors")
+    out = []
+    for window in context_windows:
+        for lex in lexical:
+            def build(vectors, window=window):
+                return text_input(vectors, window)
+            out.append(NetCandidate({"context_window": int(window), "lexical": bool(lex)},
+                                    dataclasses.replace(cfg, lexical=bool(lex)),
+                                    text=build(frozen) if frozen is not None else None,
+                                    tuned=TunedSentences(tuned, build) if tuned is not None else None))
+    return out
+
+
+def run_nested_neural(variant: str, clips: pd.DataFrame, folds: pd.DataFrame, nets: Sequence[NetCandidate],
+                      visual: VisualSets | None, seed: int, head_weights: Sequence[float],
+                      threshold_metrics: Sequence[str], objective: str = "f1_accuracy") -> CVResult:
+    """Cross-validate the net, each outer fold choosing among ``nets`` x ``head_weights`` (with tuned
+    vectors) x ``threshold_metrics`` on its inner-validation recipes (nested selection)."""
+    if not nets:
+        raise ValueError("no net candidates")
+    fold, inner = clip_folds(folds, clips)
+    labels = clips["is_key"].to_numpy().astype(bool)
+    sentences = clips["sentence"].astype(str).tolist()
+    tuned_sets = {id(n.tuned.folds) for n in nets if n.tuned is not None}
+    if len(tuned_sets) > 1 or (tuned_sets and any(n.tuned is None for n in nets)):
+        raise ValueError("every net candidate must read the same per-fold tuned vectors (their heads are shared)")
+    fits = []
+    for net in nets:
+        text = net.text
+        if net.tuned is not None:  # a placeholder of the right width; every fold replaces it with its tuned vectors
+            some = next(iter(net.tuned.folds.values()))
+            text = net.tuned.text_input(np.zeros_like(some.vectors))
+        data = neural_inputs(variant, text, visual, labels)
+        unblended = dataclasses.replace(net.tuned, head_weight=0.0) if net.tuned is not None else None
+        fits.append((net.settings, neural_fit_predict(variant, data, net.cfg, seed, sentences, unblended, fold)))
+    heads = ({f: v.head for f, v in nets[0].tuned.folds.items()} if nets[0].tuned is not None else None)
+    candidates = candidates_with_heads(fits, fold, heads, head_weights)
+    return nested_cross_validate(fold, inner, labels, candidates, threshold_metrics,
+                                 clips["recipe"].astype(str).to_numpy(), objective)
+
+
 def run_neural(variant: str, clips: pd.DataFrame, folds: pd.DataFrame, text: np.ndarray | None,
                visual: VisualSets | None, cfg: KeyClipTrainConfig, seed: int,
                tuned: TunedSentences | None = None) -> CVResult:
-    """Cross-validate one variant of the key-clip net with one seed (``text`` is ignored with ``tuned``)."""
-    fold, inner = clip_folds(folds, clips)
-    labels = clips["is_key"].to_numpy().astype(bool)
-    if tuned is not None:  # a placeholder of the right width; every fold replaces it with its tuned vectors
-        some = next(iter(tuned.folds.values()))
-        text = tuned.text_input(np.zeros_like(some.vectors))
-    data = neural_inputs(variant, text, visual, labels)
-    fit = neural_fit_predict(variant, data, cfg, seed, clips["sentence"].astype(str).tolist(), tuned, fold)
-    return cross_validate(fold, inner, labels, fit, cfg.threshold_metric)
+    """Cross-validate one variant of the key-clip net with one seed and fixed settings (``text`` is
+    ignored with ``tuned``)."""
+    net = NetCandidate({}, cfg, text=None if tuned is not None else text, tuned=tuned)
+    return run_nested_neural(variant, clips, folds, [net], visual, seed,
+                             [tuned.head_weight] if tuned is not None else [0.0], [cfg.threshold_metric])

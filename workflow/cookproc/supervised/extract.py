@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from cookproc.metrics import SimilarityCache, fuzz_partial_ratio
 from cookproc.supervised import tuples as T
-from cookproc.supervised.crossval import FieldSetup, cross_validate_field
+from cookproc.supervised.crossval import FieldSetup, ModelCandidate, cross_validate_field
 from cookproc.supervised.verbclf import VerbClassifier
 
 log = logging.getLogger(__name__)
@@ -48,17 +48,36 @@ def build_setups(clips: pd.DataFrame, parses: dict, tsm: list, lexicon: frozense
     }
 
 
+BOOSTING = ("max_iter", "learning_rate", "max_leaf_nodes")
+
+
+def model_candidates(p: dict, setup: FieldSetup) -> list[ModelCandidate]:
+    """The field's candidates of nested selection (``p["selection"]["candidates"]``: boosting settings,
+    verb classifier on or off); a candidate set that is absent or null keeps the single value of ``p``."""
+    listed = (p.get("selection") or {}).get("candidates") or {}
+    boosting = [dict(b) for b in listed.get("boosting") or [{k: p[k] for k in BOOSTING}]]
+    for b in boosting:
+        if sorted(b) != sorted(BOOSTING):
+            raise ValueError(f"a boosting candidate needs exactly {list(BOOSTING)}, got {sorted(b)}")
+    # Only a field that has the verb classifier can choose to leave it out.
+    flags = listed.get("verb_classifier") or [None] if setup.classifier is not None else [None]
+    return [ModelCandidate(b, flag) for b in boosting for flag in flags]
+
+
 def run(clips: pd.DataFrame, fold: np.ndarray, inner: np.ndarray, setups: dict[str, FieldSetup], p: dict,
         cache: SimilarityCache | None = None) -> tuple[dict[str, list[list[str]]], dict]:
-    """Out-of-fold predictions per field (clip order) and per-fold info."""
+    """Out-of-fold predictions per field (clip order) and per-fold info; with candidates in
+    ``p["selection"]``, each fold chooses among them on its inner-validation recipes."""
     cache = cache or SimilarityCache()
     group = pd.factorize(clips["video_id"], sort=True)[0]
-    model_params = {k: p[k] for k in ("max_iter", "learning_rate", "max_leaf_nodes")}
+    model_params = {k: p[k] for k in BOOSTING}
+    recipes = clips["recipe"].astype(str).to_numpy() if "recipe" in clips else None
     preds, info = {}, {}
     for name in ("verbs", "arguments"):
         preds[name], info[name] = cross_validate_field(
             setups[name], fold, inner, group, seed=p["seed"], model_params=model_params,
-            smoothing=p["smoothing"], thresholds=list(p["thresholds"]), cache=cache)
+            smoothing=p["smoothing"], thresholds=list(p["thresholds"]), cache=cache,
+            model_candidates=model_candidates(p, setups[name]), recipes=recipes)
     return preds, info
 
 

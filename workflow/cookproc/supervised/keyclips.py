@@ -9,6 +9,8 @@ Dense inputs are standardised with training-fold statistics; the model is an L2 
 """
 from __future__ import annotations
 
+from typing import Callable, Sequence
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -16,7 +18,9 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
+from cookproc.keyclips.crossval import FitPredict, held_out_fold
 from cookproc.keyclips.inputs import VisualSets, context_features, layout_features
+from cookproc.keyclips.tuned_vectors import FoldVectors
 
 
 def tsm_mean(visual: VisualSets) -> np.ndarray:
@@ -66,3 +70,33 @@ def logreg_fit_predict(dense: np.ndarray, sentences: list[str], labels: np.ndarr
         return model.predict_proba(design(val))[:, 1], model.predict_proba(design(test))[:, 1], info
 
     return fit
+
+
+def regression_candidates(design: Callable[[np.ndarray, int], np.ndarray], sentences: list[str], labels: np.ndarray, *,
+                          windows: Sequence[int], Cs: Sequence[float], ngram_max: int, min_df: int,
+                          frozen: np.ndarray | None = None, tuned: dict[int, FoldVectors] | None = None,
+                          fold: np.ndarray | None = None) -> list[tuple[dict, FitPredict]]:
+    """(settings, FitPredict) for every context window and C: candidates of nested selection
+    (cookproc.keyclips.crossval.candidates_with_heads).
+
+    ``design(embeddings, window)`` builds the dense inputs. With ``tuned`` (per held-out fold f,
+    vectors of an encoder that never saw fold f; needs the clips' ``fold``), fold f's design matrix
+    is built when fold f comes, so one is in memory at a time.
+    """
+    if (frozen is None) == (tuned is None):
+        raise ValueError("regression candidates need either frozen or per-fold tuned vectors")
+    if tuned is not None and fold is None:
+        raise ValueError("tuned sentence vectors are per fold: the clips' fold ids are needed")
+
+    def candidate(window: int, C: float) -> FitPredict:
+        def on(embeddings):
+            return logreg_fit_predict(design(embeddings, window), sentences, labels, C=C, ngram_max=ngram_max,
+                                      min_df=min_df)
+        if frozen is not None:
+            return on(frozen)
+
+        def fit(train: np.ndarray, val: np.ndarray, test: np.ndarray):
+            return on(tuned[held_out_fold(fold, test, tuned)].vectors)(train, val, test)
+        return fit
+
+    return [({"context_window": int(window), "C": float(C)}, candidate(window, C)) for window in windows for C in Cs]
