@@ -58,10 +58,15 @@ rule text_features:
         "../workflow/scripts/text_features.py"
 
 
+# Family-aware folds read the curated dish families; recipe folds neither read nor depend on them.
+KC_FAMILY_FOLDS = KC["folds"]["grouping"] == "family"
+
+
 rule keyclips_folds:
     "Leave-recipes-out folds and inner-validation recipes shared by every learned selector."
     input:
         clips="results/dataset/clips.parquet",
+        **({"families": repo_path(KC["folds"]["families"])} if KC_FAMILY_FOLDS else {}),
     output:
         folds="results/keyclips/folds.parquet",
     params:
@@ -69,6 +74,7 @@ rule keyclips_folds:
         k=KC["folds"]["k"],
         seed=KC["folds"]["seed"],
         inner_val_fraction=KC["folds"]["inner_val_fraction"],
+        **({"grouping": "family"} if KC_FAMILY_FOLDS else {}),
     log:
         "logs/keyclips/keyclips_folds.log",
     conda:

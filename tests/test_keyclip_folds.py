@@ -105,3 +105,44 @@ def test_folds_file_round_trip_and_errors(tmp_path):
     with pytest.raises(InputError, match="no fold"):
         read_folds(path, clips)
     assert pq.read_schema(path).names == FOLDS.names
+
+
+def test_dish_family_is_the_curated_family_or_the_titles_singular_head_noun():
+    from cookproc.keyclips.folds import dish_family
+
+    curated = {"pizza marghetta": "pizza"}
+    assert dish_family("cottage pie", curated) == dish_family("shepherd's pie", curated) == "pie"
+    assert dish_family("pizza marghetta", curated) == dish_family("pepperoni pizza", curated) == "pizza"
+    assert dish_family("chinese spring rolls", {}) == "roll" and dish_family("beef tacos", {}) == "taco"
+    assert dish_family("hummus", {}) == "hummus" and dish_family("foie gras", {}) == "gras"
+
+
+def test_the_shipped_families_group_the_near_duplicates_the_review_named(tmp_path):
+    from cookproc.keyclips.folds import dish_family, read_dish_families
+    from tests.fixtures import REPO
+
+    curated = read_dish_families(REPO / "workflow" / "schemas" / "dish-families.tsv")
+    for pair in (("cottage pie", "shepherd's pie"), ("salmon sashimi", "tuna sashimi"),
+                 ("pork fried rice", "thai fried rice")):
+        assert dish_family(pair[0], curated) == dish_family(pair[1], curated), pair
+    assert dish_family("caesar salad", curated) != dish_family("pork fried rice", curated)
+    bad = tmp_path / "families.tsv"
+    bad.write_text("# comment\ncottage pie\tpie\ncottage pie\tstew\n", encoding="utf-8")
+    with pytest.raises(InputError, match="families.tsv.*line 3: recipe 'cottage pie' is listed twice"):
+        read_dish_families(bad)
+    bad.write_text("cottage pie pie\n", encoding="utf-8")
+    with pytest.raises(InputError, match="line 1: expected 'recipe<TAB>family'"):
+        read_dish_families(bad)
+
+
+def test_family_folds_keep_a_family_in_one_fold_and_recipe_folds_are_unchanged():
+    clips = _clips(n_recipes=12)
+    family_of = {f"recipe {r}": f"family {r // 3}" for r in range(12)}  # four families of three recipes
+    folds = make_folds(clips, k=4, seed=1, inner_val_fraction=0.3, family_of=family_of)
+    folds["family"] = folds["recipe"].map(family_of)
+    assert (folds.groupby("family")["fold"].nunique() == 1).all()
+    assert (folds.groupby("family")["inner_val"].nunique() == 1).all()
+    assert sorted(folds["fold"].unique()) == [0, 1, 2, 3]
+    # One recipe per family is recipe grouping: the same folds as without families.
+    same = make_folds(clips, k=4, seed=1, inner_val_fraction=0.3, family_of={r: r for r in family_of})
+    assert same.equals(make_folds(clips, k=4, seed=1, inner_val_fraction=0.3))

@@ -2,13 +2,19 @@
 from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
-    from cookproc.keyclips.folds import FOLDS, folds_table, make_folds
+    from cookproc.keyclips.folds import FOLDS, dish_family, folds_table, make_folds, read_dish_families
     from cookproc.keyclips.inputs import read_clips_parquet
     from cookproc.core.schemas import write_parquet
 
     p = snakemake.params  # noqa: F821
     clips = read_clips_parquet(snakemake.input.clips)  # noqa: F821
-    folds = make_folds(clips, p.k, p.seed, p.inner_val_fraction)
+    family_of = None
+    if "families" in snakemake.input.keys():  # noqa: F821 (grouping: family)
+        curated = read_dish_families(snakemake.input.families)  # noqa: F821
+        family_of = {r: dish_family(r, curated) for r in sorted(clips["recipe"].unique())}
+        log.info("folds hold out dish families: %d recipes in %d families (%s)", len(family_of),
+                 len(set(family_of.values())), snakemake.input.families)  # noqa: F821
+    folds = make_folds(clips, p.k, p.seed, p.inner_val_fraction, family_of)
     for f, group in folds.groupby("fold"):
         n_clips = int(clips["video_id"].isin(group["video_id"]).sum())
         log.info("fold %d: %d recipes, %d videos, %d clips, %d inner-validation videos",

@@ -79,12 +79,50 @@ def inner_validation_recipes(fold_of: dict[str, int], recipe_sizes: dict[str, in
     return chosen
 
 
-def make_folds(clips: pd.DataFrame, k: int, seed: int, inner_val_fraction: float) -> pd.DataFrame:
-    """The FOLDS table (one row per video) for the benchmark clips."""
+def read_dish_families(path: str | os.PathLike) -> dict[str, str]:
+    """The hand-curated part of the dish-family rule: recipe title -> family (TSV, ``#`` comments)."""
+    families: dict[str, str] = {}
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            cells = line.rstrip("\n").split("\t")
+            if len(cells) != 2 or not all(c.strip() for c in cells):
+                raise InputError(path, f"line {number}: expected 'recipe<TAB>family', got {line.strip()!r}")
+            recipe, family = (c.strip() for c in cells)
+            if recipe in families:
+                raise InputError(path, f"line {number}: recipe {recipe!r} is listed twice")
+            families[recipe] = family
+    return families
+
+
+def dish_family(recipe: str, curated: dict[str, str]) -> str:
+    """The dish family of a recipe title: the curated family when the title is listed, else its head
+    noun (the last word, singular): "cottage pie" and "shepherd's pie" are both "pie"."""
+    if recipe in curated:
+        return curated[recipe]
+    head = recipe.lower().split()[-1]
+    # A plural's "s" ("rolls", "tacos"), not the "s" of "hummus", "gras" or "swiss".
+    return head[:-1] if len(head) > 3 and head.endswith("s") and head[-2] not in "suai" else head
+
+
+def make_folds(clips: pd.DataFrame, k: int, seed: int, inner_val_fraction: float,
+               family_of: dict[str, str] | None = None) -> pd.DataFrame:
+    """The FOLDS table (one row per video) for the benchmark clips.
+
+    With ``family_of`` (recipe -> dish family), whole families are assigned to folds and to inner
+    validation, so that near-duplicate dishes never sit on both sides of a split.
+    """
     per_video = clips.groupby("video_id", sort=True)["recipe"].first()
     sizes = clips.groupby("recipe", sort=True).size().astype(int).to_dict()
-    fold_of = assign_folds(sizes, k, seed)
-    inner = inner_validation_recipes(fold_of, sizes, inner_val_fraction, seed)
+    group_of = {r: (family_of[r] if family_of is not None else r) for r in sizes}
+    group_sizes: dict[str, int] = {}
+    for recipe, size in sizes.items():
+        group_sizes[group_of[recipe]] = group_sizes.get(group_of[recipe], 0) + size
+    fold_of_group = assign_folds(group_sizes, k, seed)
+    inner_groups = inner_validation_recipes(fold_of_group, group_sizes, inner_val_fraction, seed)
+    fold_of = {r: fold_of_group[g] for r, g in group_of.items()}
+    inner = {r for r, g in group_of.items() if g in inner_groups}
     return pd.DataFrame(
         {
             "video_id": per_video.index.astype(str),
