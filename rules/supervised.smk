@@ -107,6 +107,29 @@ rule supervised_tuples:
         "../workflow/scripts/supervised_tuples.py"
 
 
+# The same extractor from text alone (no TSM candidates): the one a transcript without its video
+# can use. Table 5's row `supervised-text`.
+use rule supervised_tuples as supervised_tuples_text with:
+    input:
+        clips="results/dataset/clips.parquet",
+        folds="results/keyclips/folds.parquet",
+        srl=SUP_SRL,
+        lexicon=SUP_LEXICON,
+        **SUP_TUPLE_SENTENCES,
+        wordnet=config["resources"]["nltk_data"],
+    output:
+        tuples="results/tuples/supervised-text.parquet",
+        info="results/supervised/tuples-text.json",
+    params:
+        code=code_fingerprint("supervised_tuples"),
+        system="supervised-text",
+        model=SUP["tuples"],
+    log:
+        "logs/supervised/supervised_tuples_text.log",
+    benchmark:
+        "benchmarks/supervised/tuples-text.tsv"
+
+
 # Tables 4/5 of the supervised systems beside the paper's (oracle, the paper's predicted key clips
 # and our own), and the split of the gains over SRL w/ heuristics by presence in the sentence.
 rule supervised_evaluate:

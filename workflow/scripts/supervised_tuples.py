@@ -21,7 +21,10 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     gold = read_table(smk.input.clips, columns=["video_id", "clip_idx", "gold_verbs", "gold_args"]).to_pandas()
     clips = clips.merge(gold, on=["video_id", "clip_idx"], how="left", validate="one_to_one")
     fold, inner = clip_folds(read_folds(smk.input.folds, clips), clips)
-    tsm = read_tsm_words(smk.input.tsm, clips, p["tsm_max_rank"])
+    # Without the aligned TSM predictions (the text-only system) no clip has video candidates.
+    tsm = (read_tsm_words(smk.input.tsm, clips, p["tsm_max_rank"]) if "tsm" in smk.input.keys()
+           else [[] for _ in range(len(clips))])
+    log.info("video candidates: %s", smk.input.get("tsm", "none (text only)"))
     embeddings = None
     if "text" in smk.input.keys():
         embeddings = clip_text_features(smk.input.text, clips)
