@@ -227,9 +227,12 @@ USER_SETTINGS = {key: USER[key] for key in ("segmentation", "max_clip_s", "drop_
 USER_MODELS = dict(
     tagger=[USER["tagger_model"]] if USER["srl_backend"] == "tagger" and USER["tagger_model"] else [],
     keyclip_model=[USER["keyclip_model"]] if USER["keyclip_model"] else [],
+    tuple_model=[USER["tuple_model"]] if USER["tuple_model"] else [],
 )
-# The neural text key-clip selector trained on every benchmark recipe (rules/deploy.smk).
+# The neural text key-clip selector and the text-only supervised tuple extractor trained on every
+# benchmark recipe (rules/deploy.smk).
 DEPLOYED_SELECTOR = "results/models/keyclips-neural-text"
+DEPLOYED_TUPLES = "results/models/tuples-supervised-text"
 
 
 # Captions of the HTML report (rules/report.smk).

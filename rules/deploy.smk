@@ -38,3 +38,39 @@ rule deploy_keyclip_selector:
         "../envs/torch.yaml"
     script:
         "../workflow/scripts/keyclips_deploy.py"
+
+
+rule deploy_tuple_extractor:
+    "Save the text-only supervised tuple extractor of every benchmark recipe, with a model card."
+    input:
+        clips="results/dataset/clips.parquet",
+        folds="results/keyclips/folds.parquet",
+        srl=SUP_SRL,
+        lexicon=SUP_LEXICON,
+        # The verb classifier's sentence vectors, when it reads them; the tagger, when it parses.
+        **({"vectors": TEXT_FEATURES} if SUP_TUPLE_SENTENCES else {}),
+        **({"tagger": "results/srl/model/tagger.pt"} if SUP["srl_backend"] == "tagger" else {}),
+        # The same configuration's cross-validated run (Table 5's supervised-text): the card's scores.
+        crossval="results/tuples/supervised-text.parquet",
+        # Its library reaches WordNet (verb lemmas, when the extractor runs): the job's resources say so.
+        wordnet=config["resources"]["nltk_data"],
+    output:
+        model=directory(DEPLOYED_TUPLES),
+    params:
+        code=code_fingerprint("tuples_deploy"),
+        settings=SUP["tuples"],
+        srl_backend=SUP["srl_backend"],
+        encoder={k: KC["text"][k] for k in ("name", "path", "pooling", "max_length", "batch_size")},
+        bootstrap=config["tables"]["bootstrap"],
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    log:
+        "logs/deploy/deploy_tuple_extractor.log",
+    benchmark:
+        "benchmarks/deploy/tuple_extractor.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    script:
+        "../workflow/scripts/tuples_deploy.py"

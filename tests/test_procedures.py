@@ -317,6 +317,24 @@ def test_user_target_end_to_end(tmp_path, tiny_upstream):
     assert f"4 clips (sentence segmentation), {n_key} key clips by keyclips-neural-text + srl-heur-spacy" in log
     assert "[2/2] wrote" in log
 
+    # The text-only supervised extractor trained on every benchmark recipe gives the verbs and
+    # arguments instead (built on demand), the selector still the key clips.
+    run_snakemake(workdir, "results/procedures/soup.json", "--config",
+                  "user={tuple_model: results/models/tuples-supervised-text}")
+    doc = json.loads((workdir / "results/procedures/soup.json").read_text(encoding="utf-8"))
+    assert doc["extractor"] == "keyclips-neural-text + tuples-supervised-text"
+    assert doc["settings"]["tuple_model"] == "results/models/tuples-supervised-text"
+    jsonschema.validate(doc, json.loads(DOCUMENT_SCHEMA.read_text(encoding="utf-8")))
+    assert [c["is_key"] for c in doc["clips"]] == [c["key_probability"] >= threshold for c in doc["clips"]]
+    for clip in doc["clips"]:
+        assert [t["verb"] for t in clip["tuples"]] == clip["verbs"]
+        assert all(t["args"] == clip["args"] for t in clip["tuples"])
+    tuples_model = workdir / "results/models/tuples-supervised-text"
+    meta = json.loads((tuples_model / "model.json").read_text(encoding="utf-8"))
+    assert meta["format"] == "cookproc.tuple-extractor" and meta["srl_backend"] == "tagger"
+    assert (tuples_model / "tagger.pt").is_file()  # new sentences are parsed by the tagger it was trained on
+    assert "| verbs (exact) |" in (tuples_model / "MODEL_CARD.md").read_text(encoding="utf-8")
+
     proc = run_snakemake(workdir, "results/procedures/broken.json", check=False)
     assert proc.returncode != 0 and not (workdir / "results/procedures/broken.json").exists()
     log = (workdir / "logs/user/user_procedures/broken.log").read_text(encoding="utf-8")

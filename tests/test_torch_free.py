@@ -42,6 +42,7 @@ TORCH_FREE = (
     "cookproc.supervised",
     "cookproc.supervised.clipfeatures",
     "cookproc.supervised.crossval",
+    "cookproc.supervised.deploy",
     "cookproc.supervised.extract",
     "cookproc.supervised.keyclips",
     "cookproc.supervised.tuples",

@@ -2,6 +2,7 @@
 
     cookproc extract talk.vtt [--video talk.mp4] [--format md|json] [--output PATH]
                               [--keyclips results/models/keyclips-neural-text | none] [--model NAME]
+                              [--tuples results/models/tuples-supervised-text | none]
 
 It runs the library code of rule user_procedures (:func:`cookproc.procedures.extract_procedure`)
 with the same settings: the defaults of the config's ``user`` section, or the settings of a
@@ -71,6 +72,10 @@ def parser() -> argparse.ArgumentParser:
                          help="the trained key-clip selector's folder (default: the config's user.keyclip_model, "
                               "results/models/keyclips-neural-text, built by `snakemake -c2 "
                               "results/models/keyclips-neural-text`); 'none': the extractor's rule decides")
+    extract.add_argument("--tuples", metavar="DIR",
+                         help="a trained tuple extractor for the verbs and arguments (default: the config's "
+                              "user.tuple_model; results/models/tuples-supervised-text is built by `snakemake -c2 "
+                              "results/models/tuples-supervised-text`); 'none': the SRL extractor")
     extract.add_argument("--model", metavar="NAME",
                          help=f"extractor of the verbs and arguments: one of {', '.join(MODELS)} (default: the config's "
                               "user.extractor-user.srl_backend, srl-heur-spacy); a key-clip selector's folder is "
@@ -109,6 +114,10 @@ def extract(args: argparse.Namespace) -> None:
         section["keyclip_model"] = None if args.keyclips.lower() == "none" else args.keyclips
     elif section["keyclip_model"]:
         section["keyclip_model"] = _relative_to(base, section["keyclip_model"])
+    if args.tuples:
+        section["tuple_model"] = None if args.tuples.lower() == "none" else args.tuples
+    elif section.get("tuple_model"):
+        section["tuple_model"] = _relative_to(base, section["tuple_model"])
     for option, key in (("tagger_model", "tagger_model"), ("segmentation", "segmentation"), ("device", "device")):
         if getattr(args, option) is not None:
             section[key] = getattr(args, option)

@@ -215,6 +215,80 @@ class SelectedKeyClips:
                 for e, p in zip(extractions, probability)]
 
 
+@dataclass
+class SupervisedTuples:
+    """Verbs and arguments from a trained tuple extractor (cookproc.supervised.deploy, rule
+    deploy_tuple_extractor): its SRL backend labels the sentences, its frozen encoder gives their
+    vectors when its verb classifier reads them, and it fits and applies its models to them. It
+    ranks candidates for every clip and has no key-clip rule: a key-clip selector decides
+    (:class:`SelectedKeyClips`). A clip's tuples pair each verb with all of its arguments: the
+    benchmark annotates, and the extractor predicts, a clip's verbs and arguments, not their pairing."""
+
+    model: object  # cookproc.supervised.deploy.TupleExtractor
+    labeller: FrameLabeller
+    device: str = "cpu"
+    lowercase: bool = True
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    @property
+    def key_clips_by(self) -> str:
+        return self.name
+
+    def extract(self, sentences: Sequence[str], progress: Progress | None = None,
+                videos: Sequence | None = None) -> list[ClipExtraction]:
+        from cookproc.srl.frames import frame_rows
+
+        texts = [s.lower() if self.lowercase else s for s in sentences]
+        videos = [0] * len(texts) if videos is None else list(videos)
+        if len(videos) != len(texts):
+            raise ValueError(f"{len(videos)} video ids for {len(texts)} sentences")
+        t0 = time.perf_counter()
+        frames: list[list[list[dict]]] = []
+        for start in range(0, len(texts), CHUNK_SENTENCES):
+            chunk = texts[start:start + CHUNK_SENTENCES]
+            for offset, clip_frames in enumerate(self.labeller(chunk)):
+                # As the training clips' frames were read back from their table (clipfeatures.read_srl).
+                rows = frame_rows(self.model.srl_backend, "", start + offset, clip_frames)
+                by_frame: dict[int, list[dict]] = {}
+                for row in rows:
+                    by_frame.setdefault(row["frame_idx"], []).append(
+                        {"role": row["role"], "text": row["text"], "lemma": row["predicate_lemma"],
+                         "start": row["token_start"], "end": row["token_end"]})
+                frames.append([by_frame[f] for f in sorted(by_frame)])
+            if progress is not None:
+                progress(len(chunk), len(texts))
+        vectors = None
+        if self.model.encoder is not None:
+            from cookproc.keyclips.sentence_encoder import embed_sentences, load_sentence_encoder
+
+            spec = self.model.encoder
+            encoder = load_sentence_encoder(spec["path"], pooling=spec["pooling"], max_length=spec["max_length"],
+                                            device=self.device)
+            vectors = embed_sentences(texts, encoder, batch_size=spec["batch_size"])
+        verbs, args = self.model.extract(texts, videos, frames, vectors)
+        log.info("%s: %d sentences in %.1f s", self.name, len(texts), time.perf_counter() - t0)
+        return [ClipExtraction(bool(v or a), None, list(v), list(a), [ProcedureTuple(x, tuple(a)) for x in v])
+                for v, a in zip(verbs, args)]
+
+
+def load_tuple_model(path: str | Path, device: str = "cpu", lowercase: bool = True) -> SupervisedTuples:
+    """A trained tuple extractor's folder, loaded with the SRL backend it was trained on."""
+    from cookproc.core.errors import InputError
+
+    if not Path(path).exists():
+        raise InputError(path, "no trained tuple extractor here: build it with `snakemake -c2 "
+                               f"{path}` (it trains on the benchmark), or set user.tuple_model to null "
+                               "(cookproc extract: no --tuples) for the SRL extractor")
+    from cookproc.supervised.deploy import TupleExtractor
+
+    model = TupleExtractor.load(path)
+    return SupervisedTuples(model, srl_labeller(model.srl_backend, tagger_model=model.tagger_model, device=device),
+                            device, lowercase)
+
+
 def score_by_video(selector, texts: Sequence[str], videos: Sequence) -> list[float]:
     """The selector's key probability of each text, scored in chunks of whole videos."""
     import pandas as pd
@@ -315,6 +389,7 @@ class ProcedureSettings:
     device: str
     lowercase: bool
     keyclip_model: str | None = None  # a trained key-clip selector's folder; None: the extractor's rule
+    tuple_model: str | None = None  # a trained tuple extractor's folder; None: the SRL extractor
 
     @classmethod
     def from_config(cls, section: dict) -> "ProcedureSettings":
@@ -337,8 +412,15 @@ def read_cooking_lexicon(path: str | Path) -> frozenset[str]:
 
 
 def load_extractor(settings: ProcedureSettings, lexicon: frozenset[str]) -> Extractor:
-    tuples = make_extractor(settings.extractor, srl_backend=settings.srl_backend, lexicon=lexicon,
-                            tagger_model=settings.tagger_model, device=settings.device, lowercase=settings.lowercase)
+    if settings.tuple_model:
+        if not settings.keyclip_model:
+            raise ValueError("user.tuple_model gives verbs and arguments for every clip and has no key-clip rule: "
+                             "it needs user.keyclip_model (cookproc extract: --keyclips DIR)")
+        tuples = load_tuple_model(settings.tuple_model, settings.device, settings.lowercase)
+    else:
+        tuples = make_extractor(settings.extractor, srl_backend=settings.srl_backend, lexicon=lexicon,
+                                tagger_model=settings.tagger_model, device=settings.device,
+                                lowercase=settings.lowercase)
     if not settings.keyclip_model:
         return tuples
     return SelectedKeyClips(load_selector(settings.keyclip_model, settings.device), tuples, settings.lowercase)
@@ -366,7 +448,8 @@ def procedure_documents(sources: Sequence[str | Path], settings: ProcedureSettin
     record = {"segmentation": settings.segmentation, "max_clip_s": settings.max_clip_s,
               "drop_sound_tags": settings.drop_sound_tags, "srl_backend": settings.srl_backend,
               "tagger_model": settings.tagger_model, "lowercase": settings.lowercase, "lexicon": str(lexicon),
-              "lexicon_size": len(words), "keyclip_model": settings.keyclip_model}
+              "lexicon_size": len(words), "keyclip_model": settings.keyclip_model,
+              "tuple_model": settings.tuple_model}
     documents, done = [], 0
     for name, source, video, (clips, used) in zip(names, sources, videos, read):
         documents.append(procedure_document(name, clips, extractions[done:done + len(clips)], source=str(source),

@@ -5,7 +5,8 @@ from cookproc.core.schemas import atomic_write_text
 
 with script_logging(snakemake) as log:
     settings = ProcedureSettings.from_config({**dict(snakemake.params.items()),
-                                              "keyclip_model": (snakemake.input.keyclip_model or [None])[0]})
+                                              "keyclip_model": (snakemake.input.keyclip_model or [None])[0],
+                                              "tuple_model": (snakemake.input.tuple_model or [None])[0]})
     document = extract_procedure(snakemake.input.subtitles, settings, lexicon=snakemake.input.lexicon,
                                  name=snakemake.wildcards.name, video=(snakemake.input.video or [None])[0],
                                  progress=LoggedProgress(f"extracting {snakemake.wildcards.name}"))

@@ -9,6 +9,7 @@ import logging
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -114,13 +115,16 @@ def _crossfit_f1(setup: FieldSetup, candidates: pd.DataFrame, prob: np.ndarray, 
 def cross_validate_field(setup: FieldSetup, fold: np.ndarray, inner: np.ndarray, group: np.ndarray, *,
                          seed: int, model_params: dict, smoothing: float, thresholds: list[float],
                          cache: SimilarityCache, model_candidates: list[ModelCandidate] | None = None,
-                         recipes: np.ndarray | None = None) -> tuple[list[list[str]], dict]:
+                         recipes: np.ndarray | None = None,
+                         held_out: Sequence[int] | None = None) -> tuple[list[list[str] | None], dict]:
     """Out-of-fold predictions of one field, and per-fold info.
 
     With several ``model_candidates`` each held-out fold chooses one on its own inner-validation
     recipes (nested selection): each candidate's threshold is chosen on one half of those recipes
     and scored on the other, both ways (cookproc.keyclips.selection's cross-fitting); ``recipes``
     (per clip) makes the halves. Without, the one candidate is ``model_params`` with the classifier.
+    ``held_out``: score only these folds (their clips' predictions; the others' stay None), as the
+    deployed extractor does with new clips (cookproc.supervised.deploy).
     """
     models = model_candidates or [ModelCandidate(dict(model_params))]
     if len(models) > 1 and recipes is None:
@@ -129,7 +133,7 @@ def cross_validate_field(setup: FieldSetup, fold: np.ndarray, inner: np.ndarray,
     has_gold = np.array([bool(g) for g in setup.gold])
     out: list[list[str] | None] = [None] * n
     info = {}
-    folds = sorted(np.unique(fold).tolist())
+    folds = sorted(np.unique(fold).tolist()) if held_out is None else sorted(held_out)
     progress = Progress(f"{setup.name} cross-validation", len(folds), unit="folds", log=log)
     for f in folds:
         start = time.perf_counter()
@@ -181,7 +185,7 @@ def cross_validate_field(setup: FieldSetup, fold: np.ndarray, inner: np.ndarray,
                    "seconds": round(time.perf_counter() - start, 1)}
         log.info("%s fold %d: %s", setup.name, f, {k: v for k, v in info[f].items() if k != "candidates"})
         progress.step()
-    missing = [i for i, v in enumerate(out) if v is None]
+    missing = [i for i, v in enumerate(out) if v is None and fold[i] in folds]
     if missing:
         raise RuntimeError(f"{len(missing)} clips never predicted")
     return out, info

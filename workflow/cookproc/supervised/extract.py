@@ -65,9 +65,11 @@ def model_candidates(p: dict, setup: FieldSetup) -> list[ModelCandidate]:
 
 
 def run(clips: pd.DataFrame, fold: np.ndarray, inner: np.ndarray, setups: dict[str, FieldSetup], p: dict,
-        cache: SimilarityCache | None = None) -> tuple[dict[str, list[list[str]]], dict]:
+        cache: SimilarityCache | None = None, held_out: list[int] | None = None
+        ) -> tuple[dict[str, list[list[str]]], dict]:
     """Out-of-fold predictions per field (clip order) and per-fold info; with candidates in
-    ``p["selection"]``, each fold chooses among them on its inner-validation recipes."""
+    ``p["selection"]``, each fold chooses among them on its inner-validation recipes. ``held_out``:
+    only these folds are scored (other clips' predictions are None)."""
     cache = cache or SimilarityCache()
     group = pd.factorize(clips["video_id"], sort=True)[0]
     model_params = {k: p[k] for k in BOOSTING}
@@ -77,7 +79,7 @@ def run(clips: pd.DataFrame, fold: np.ndarray, inner: np.ndarray, setups: dict[s
         preds[name], info[name] = cross_validate_field(
             setups[name], fold, inner, group, seed=p["seed"], model_params=model_params,
             smoothing=p["smoothing"], thresholds=list(p["thresholds"]), cache=cache,
-            model_candidates=model_candidates(p, setups[name]), recipes=recipes)
+            model_candidates=model_candidates(p, setups[name]), recipes=recipes, held_out=held_out)
     return preds, info
 
 

@@ -1,0 +1,41 @@
+"""Rule deploy_tuple_extractor: the text-only supervised tuple extractor trained on every benchmark
+recipe, saved as a folder with its model card (cross-validated scores of the same configuration)."""
+from cookproc.core.logs import script_logging
+
+with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
+    import time
+
+    from cookproc.core.schemas import TUPLES, read_parquet, read_table
+    from cookproc.keyclips.folds import clip_folds, read_folds
+    from cookproc.keyclips.inputs import align_rows, read_clips_parquet
+    from cookproc.srl.baselines import read_lexicon_lines
+    from cookproc.supervised.deploy import model_card, oracle_scores, save_extractor, training_table
+
+    smk = snakemake  # noqa: F821
+    p = smk.params
+    start = time.perf_counter()
+    clips = read_clips_parquet(smk.input.clips)
+    gold = read_table(smk.input.clips, columns=["video_id", "clip_idx", "gold_verbs", "gold_args"]).to_pandas()
+    clips = clips.merge(gold, on=["video_id", "clip_idx"], how="left", validate="one_to_one")
+    fold, inner = clip_folds(read_folds(smk.input.folds, clips), clips)
+    log.info("[1/2] %d clips of %d recipes; %d in inner-validation recipes", len(clips), clips["recipe"].nunique(),
+             int(inner.sum()))
+
+    # The card's scores: the same configuration's cross-validated run (Table 5's supervised-text).
+    run = read_parquet(smk.input.crossval, TUPLES).to_pandas()
+    rows = align_rows(smk.input.crossval, list(zip(run["video_id"], run["clip_idx"].astype(int))), clips, "tuples")
+    cells = oracle_scores(clips, [list(run["verbs"].iloc[r]) for r in rows], [list(run["args"].iloc[r]) for r in rows],
+                          bootstrap=p.bootstrap)
+    out = smk.output.model
+    meta = {"settings": dict(p.settings), "srl_backend": p.srl_backend,
+            "sentence_vectors": "vectors" in smk.input.keys(), "encoder": dict(p.encoder),
+            "lexicon": sorted(read_lexicon_lines(smk.input.lexicon) - {""}), "code": p.code, "path": out,
+            "training": {"n_clips": len(clips), "n_videos": int(clips["video_id"].nunique()),
+                         "n_recipes": int(clips["recipe"].nunique()), "n_train": int((~inner).sum()),
+                         "n_val": int(inner.sum())}}
+    card = model_card(out.rstrip("/").split("/")[-1], meta, cells, p.bootstrap, time.perf_counter() - start)
+    save_extractor(out, training_table(clips, fold, inner), smk.input.srl, smk.input.get("vectors"), meta, card,
+                   tagger=smk.input.get("tagger"))
+    f1 = {c["field"]: c["value"] for c in cells if c["metric"] == "f1"}
+    log.info("[2/2] wrote %s (cross-validated, oracle key clips: verbs exact F1 %.1f, arguments partial F1 %.1f)",
+             out, f1["verbs"], f1["arguments"])
