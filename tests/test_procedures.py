@@ -318,9 +318,10 @@ def test_user_target_end_to_end(tmp_path, tiny_upstream):
     assert "[2/2] wrote" in log
 
     # The text-only supervised extractor trained on every benchmark recipe gives the verbs and
-    # arguments instead (built on demand), the selector still the key clips.
+    # arguments instead (built on demand), the selector still the key clips. On spaCy's frames here
+    # (no tagger to train: quicker); a tagger-backed artifact carries its tagger (test_tuple_deploy).
     run_snakemake(workdir, "results/procedures/soup.json", "--config",
-                  "user={tuple_model: results/models/tuples-supervised-text}")
+                  "user={tuple_model: results/models/tuples-supervised-text}", "supervised={srl_backend: spacy}")
     doc = json.loads((workdir / "results/procedures/soup.json").read_text(encoding="utf-8"))
     assert doc["extractor"] == "keyclips-neural-text + tuples-supervised-text"
     assert doc["settings"]["tuple_model"] == "results/models/tuples-supervised-text"
@@ -331,8 +332,8 @@ def test_user_target_end_to_end(tmp_path, tiny_upstream):
         assert all(t["args"] == clip["args"] for t in clip["tuples"])
     tuples_model = workdir / "results/models/tuples-supervised-text"
     meta = json.loads((tuples_model / "model.json").read_text(encoding="utf-8"))
-    assert meta["format"] == "cookproc.tuple-extractor" and meta["srl_backend"] == "tagger"
-    assert (tuples_model / "tagger.pt").is_file()  # new sentences are parsed by the tagger it was trained on
+    assert meta["format"] == "cookproc.tuple-extractor" and meta["srl_backend"] == "spacy"
+    assert not (tuples_model / "tagger.pt").exists()
     assert "| verbs (exact) |" in (tuples_model / "MODEL_CARD.md").read_text(encoding="utf-8")
 
     proc = run_snakemake(workdir, "results/procedures/broken.json", check=False)

@@ -100,6 +100,15 @@ def test_an_incomplete_artifact_is_refused(artifact, tmp_path):
         deploy.TupleExtractor.load(copy)
     with pytest.raises(InputError, match="not a tuple extractor folder"):
         deploy.TupleExtractor.load(tmp_path / "nothing")
+    # Frames from the tagger: new sentences must be parsed by the same tagger, so it travels along.
+    tagged = tmp_path / "tagged"
+    shutil.copytree(artifact, tagged)
+    meta = json.loads((tagged / "model.json").read_text())
+    (tagged / "model.json").write_text(json.dumps(meta | {"srl_backend": "tagger"}))
+    with pytest.raises(InputError, match="missing tagger.pt"):
+        deploy.TupleExtractor.load(tagged)
+    (tagged / "tagger.pt").write_bytes(b"")
+    assert deploy.TupleExtractor.load(tagged).tagger_model == tagged / "tagger.pt"
 
 
 def test_procedures_take_verbs_and_arguments_from_the_artifact_and_need_a_selector(tmp_path):
