@@ -49,6 +49,7 @@ TORCH_FREE = (
     "cookproc.supervised.verbclf",
     # The core every stage shares.
     "cookproc.core",
+    "cookproc.core.artifacts",
     "cookproc.core.config_schema",
     "cookproc.core.deps",
     "cookproc.core.errors",

@@ -26,8 +26,6 @@ import dataclasses
 import json
 import logging
 import os
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +35,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from cookproc.core.artifacts import building_folder
 from cookproc.core.errors import InputError
 from cookproc.keyclips.crossval import blend_scores
 from cookproc.keyclips.finetune import FinetuneConfig, FrozenBottom, TunedTop, load_bottom, train_top, tuned_outputs
@@ -172,15 +171,6 @@ def _save_tensors(module: torch.nn.Module, path: Path) -> None:
     save_file({k: v.detach().cpu().contiguous() for k, v in module.state_dict().items()}, str(path))
 
 
-def _readable_by_all(folder: Path) -> None:
-    """The permissions of a folder and files made the usual way (the temporary folder and the
-    weights are created private): a model on a cluster's shared file system is read by every job."""
-    umask = os.umask(0)
-    os.umask(umask)
-    for path in [folder, *folder.rglob("*")]:
-        os.chmod(path, (0o777 if path.is_dir() else 0o666) & ~umask)
-
-
 def metadata(selector: TrainedSelector, *, config: dict, code: str) -> dict:
     """model.json's content: format, spec, the settings that trained it, the code fingerprint."""
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "spec": dataclasses.asdict(selector.spec),
@@ -190,10 +180,7 @@ def metadata(selector: TrainedSelector, *, config: dict, code: str) -> dict:
 def save_selector(selector: TrainedSelector, out_dir: str | os.PathLike, meta: dict, card: str | None = None) -> None:
     """Write the artifact folder (``meta``: :func:`metadata`) atomically: built beside ``out_dir``
     and renamed into place."""
-    out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with building_folder(out_dir) as tmp:
         selector.bottom.model.save_pretrained(tmp / "encoder")
         selector.bottom.tokenizer.save_pretrained(tmp / "encoder")
         _save_tensors(selector.tuned, tmp / "tuned_top.safetensors")
@@ -203,13 +190,6 @@ def save_selector(selector: TrainedSelector, out_dir: str | os.PathLike, meta: d
         (tmp / "timing.json").write_text(json.dumps(selector.seconds, indent=1, sort_keys=True) + "\n")
         if card is not None:
             (tmp / "MODEL_CARD.md").write_text(card)
-        _readable_by_all(tmp)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def read_model_json(path: str | os.PathLike) -> dict:

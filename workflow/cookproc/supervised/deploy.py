@@ -23,7 +23,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -31,6 +30,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from cookproc.core.artifacts import building_folder
 from cookproc.core.errors import InputError
 from cookproc.core.schemas import read_table, write_parquet
 from cookproc.keyclips.sentence_vectors import clip_text_features
@@ -83,10 +83,7 @@ def save_extractor(out_dir: str | os.PathLike, training: pa.Table, srl: str | os
     ``training`` (:data:`TRAINING`), copies of the SRL parse table, of the sentence-vector table of
     the same clips when the verb classifier reads them, and of the SRL tagger when the frames come
     from it (new sentences must be labelled alike); ``meta``: model.json's content."""
-    out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with building_folder(out_dir) as tmp:
         write_parquet(training, tmp / "training.parquet", TRAINING)
         shutil.copyfile(srl, tmp / "srl.parquet")
         if vectors is not None:
@@ -97,16 +94,6 @@ def save_extractor(out_dir: str | os.PathLike, training: pa.Table, srl: str | os
                                                    indent=1, sort_keys=True) + "\n", encoding="utf-8")
         if card is not None:
             (tmp / "MODEL_CARD.md").write_text(card, encoding="utf-8")
-        umask = os.umask(0)
-        os.umask(umask)
-        for path in [tmp, *tmp.rglob("*")]:  # mkdtemp makes it private; a cluster's jobs all read it
-            os.chmod(path, (0o777 if path.is_dir() else 0o666) & ~umask)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def read_extractor_json(path: str | os.PathLike) -> dict:
