@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from cookproc.core.artifacts import building_folder
+from cookproc.core.artifacts import building_folder, read_model_json as read_artifact_json
 from cookproc.core.errors import InputError
 from cookproc.keyclips.crossval import blend_scores
 from cookproc.keyclips.finetune import FinetuneConfig, FrozenBottom, TunedTop, load_bottom, train_top, tuned_outputs
@@ -194,23 +194,9 @@ def save_selector(selector: TrainedSelector, out_dir: str | os.PathLike, meta: d
 
 def read_model_json(path: str | os.PathLike) -> dict:
     """The artifact's model.json, checked for format and version (no weights are read)."""
-    path = Path(path)
-    meta_path = path / "model.json"
-    if not path.is_dir():
-        raise InputError(path, "not a key-clip selector folder (expected results/models/<name>/ with model.json)")
-    missing = [name for name in FILES if not (path / name).exists()]
-    if missing:
-        raise InputError(path, f"incomplete key-clip selector: missing {', '.join(missing)}")
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(meta_path, f"not valid JSON: {exc}") from exc
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise InputError(meta_path, f"format {meta.get('format') if isinstance(meta, dict) else None!r}, "
-                                    f"expected {FORMAT!r}")
-    if meta.get("format_version") != FORMAT_VERSION:
-        raise InputError(meta_path, f"format version {meta.get('format_version')!r}; this code reads version "
-                                    f"{FORMAT_VERSION}: train the selector again with this workflow")
+    meta_path = Path(path) / "model.json"
+    meta = read_artifact_json(path, kind="key-clip selector", files=FILES, format=FORMAT, version=FORMAT_VERSION,
+                              rebuild="train the selector again")
     fields = {f.name for f in dataclasses.fields(SelectorSpec)}
     spec = meta.get("spec")
     if not isinstance(spec, dict) or set(spec) != fields:

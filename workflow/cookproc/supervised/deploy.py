@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from cookproc.core.artifacts import building_folder
+from cookproc.core.artifacts import building_folder, read_model_json
 from cookproc.core.errors import InputError
 from cookproc.core.schemas import read_table, write_parquet
 from cookproc.keyclips.sentence_vectors import clip_text_features
@@ -99,22 +99,9 @@ def save_extractor(out_dir: str | os.PathLike, training: pa.Table, srl: str | os
 def read_extractor_json(path: str | os.PathLike) -> dict:
     """The artifact's model.json, checked for format, version, settings and files."""
     path = Path(path)
-    if not path.is_dir():
-        raise InputError(path, "not a tuple extractor folder (expected results/models/<name>/ with model.json)")
-    missing = [name for name in FILES if not (path / name).exists()]
-    if missing:
-        raise InputError(path, f"incomplete tuple extractor: missing {', '.join(missing)}")
     meta_path = path / "model.json"
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(meta_path, f"not valid JSON: {exc}") from exc
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise InputError(meta_path, f"format {meta.get('format') if isinstance(meta, dict) else None!r}, "
-                                    f"expected {FORMAT!r}")
-    if meta.get("format_version") != FORMAT_VERSION:
-        raise InputError(meta_path, f"format version {meta.get('format_version')!r}; this code reads version "
-                                    f"{FORMAT_VERSION}: build the extractor again with this workflow")
+    meta = read_model_json(path, kind="tuple extractor", files=FILES, format=FORMAT, version=FORMAT_VERSION,
+                           rebuild="build the extractor again")
     for key in ("settings", "srl_backend", "sentence_vectors", "lexicon"):
         if key not in meta:
             raise InputError(meta_path, f"no {key!r}: not written by this workflow's rule deploy_tuple_extractor")
