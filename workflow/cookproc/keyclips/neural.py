@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from cookproc.keyclips.crossval import (CVResult, FitPredict, blend_with_heads, candidates_with_heads, held_out_fold,
+from cookproc.keyclips.crossval import (CVResult, FitPredict, candidates_with_heads, held_out_fold,
                                        nested_cross_validate)
 from cookproc.keyclips.folds import clip_folds
 from cookproc.keyclips.inputs import VisualSets
@@ -45,9 +45,8 @@ def neural_fit_predict(variant: str, data: ClipInputs, cfg: KeyClipTrainConfig, 
 
     With ``cfg.lexical`` (text and full variants) each fold gets a term vocabulary of its own
     training sentences, so no test word shapes the model. With ``tuned`` (and the clips' ``fold``
-    ids) the held-out fold's tuned vectors become the text input, and the clip score is
-    ``(1 - w) * net + w * head`` with w = ``tuned.head_weight``: two views of the same encoder that
-    average out some of each other's errors.
+    ids) the held-out fold's tuned vectors become the text input; the tuned head's probability is
+    blended into the net's scores by :func:`run_nested_neural` (crossval.candidates_with_heads).
     """
     lexical = cfg.lexical and variant != "visual"
     if lexical and sentences is None:
@@ -68,8 +67,6 @@ def neural_fit_predict(variant: str, data: ClipInputs, cfg: KeyClipTrainConfig, 
         net, summary = train_model(variant, fold_data, train, val, cfg, seed)
         return predict(net, fold_data, val), predict(net, fold_data, test), summary
 
-    if tuned is not None and tuned.head_weight > 0:
-        return blend_with_heads(fit, fold, {f: v.head for f, v in tuned.folds.items()}, tuned.head_weight)
     return fit
 
 
@@ -142,8 +139,7 @@ def run_nested_neural(variant: str, clips: pd.DataFrame, folds: pd.DataFrame, ne
             some = next(iter(net.tuned.folds.values()))
             text = net.tuned.text_input(np.zeros_like(some.vectors))
         data = neural_inputs(variant, text, visual, labels)
-        unblended = dataclasses.replace(net.tuned, head_weight=0.0) if net.tuned is not None else None
-        fits.append((net.settings, neural_fit_predict(variant, data, net.cfg, seed, sentences, unblended, fold)))
+        fits.append((net.settings, neural_fit_predict(variant, data, net.cfg, seed, sentences, net.tuned, fold)))
     heads = ({f: v.head for f, v in nets[0].tuned.folds.items()} if nets[0].tuned is not None else None)
     candidates = candidates_with_heads(fits, fold, heads, head_weights)
     return nested_cross_validate(fold, inner, labels, candidates, threshold_metrics,
