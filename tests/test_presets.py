@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from cookproc.core.config_schema import validate_config
-from fixtures import REPO, make_workdir, run_snakemake, write_tiny_upstream
+from fixtures import REPO, deep_merge, make_workdir, run_snakemake, write_tiny_upstream
 
 PRESETS = REPO / "presets"
 
@@ -50,15 +50,49 @@ def workdir(tmp_path_factory):
     return make_workdir(tmp / "work", write_tiny_upstream(tmp / "upstream"))
 
 
-@pytest.mark.parametrize("name", ["paper", "full"])
+def merged(name):
+    """config.yaml with the preset merged over it as Snakemake merges a --configfile (dicts key by
+    key, lists and scalars replaced), validated: unknown keys and bad values are refused."""
+    config = deep_merge(yaml.safe_load((REPO / "config.yaml").read_text()),
+                        yaml.safe_load((PRESETS / f"{name}.yaml").read_text()))
+    validate_config(config)
+    return config
+
+
+def selection_blocks(config, path=()):
+    """(path, block) of every `selection:` block with candidate sets in the config."""
+    for key, value in config.items():
+        if isinstance(value, dict):
+            if key == "selection" and "candidates" in value:
+                yield path + (key,), value
+            else:
+                yield from selection_blocks(value, path + (key,))
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in PRESETS.glob("*.yaml")))
 def test_preset_is_a_valid_config_over_config_yaml(name):
-    preset = yaml.safe_load((PRESETS / f"{name}.yaml").read_text())
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["tables"].update(preset["tables"])
-    validate_config(config)  # unknown keys and bad values are refused
-    tables = config["tables"]
+    tables = merged(name)["tables"]
     # Every predicted key-clip source is scored in Table 4 too.
     assert set(tables["predicted_keyclips"]) <= set(tables["keyclip_systems"])
+
+
+def test_fixed_selection_preset_leaves_no_candidate_set_while_config_yaml_declares_them():
+    default = dict(selection_blocks(yaml.safe_load((REPO / "config.yaml").read_text())))
+    fixed = dict(selection_blocks(merged("fixed-selection")))
+    assert set(default) == set(fixed) and len(default) == 3  # neural, supervised key clips, supervised tuples
+    for path, block in default.items():
+        assert any(v is not None for v in block["candidates"].values()), path
+        assert fixed[path]["candidates"] and all(v is None for v in fixed[path]["candidates"].values()), path
+
+
+def test_family_folds_preset_changes_the_fold_grouping_only():
+    default = yaml.safe_load((REPO / "config.yaml").read_text())
+    validate_config(default)  # fills in the schema's defaults, as merged() does
+    family = merged("family-folds")
+    assert default["keyclips"]["folds"]["grouping"] == "recipe"
+    assert family["keyclips"]["folds"]["grouping"] == "family"
+    family["keyclips"]["folds"]["grouping"] = "recipe"
+    assert family == default
 
 
 def test_paper_preset_builds_the_tables_and_figure_without_training(workdir):
