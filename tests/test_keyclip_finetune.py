@@ -211,30 +211,6 @@ def test_held_out_fold_names_the_one_fold_of_the_test_clips_among_those_with_inp
         held_out_fold(fold, np.arange(2, 6), {0: None, 1: None, 2: None})
 
 
-def test_blend_with_heads_mixes_each_held_out_fold_with_its_own_head():
-    from cookproc.keyclips.crossval import blend_with_heads, cross_validate
-
-    fold = np.repeat([0, 1, 2], 4)
-    inner = np.tile([False, False, False, True], 3)
-    labels = np.tile([True, False], 6)
-    # Fold f's head gives every clip f + its index / 100: a head of the wrong fold would show.
-    heads = {f: f + np.arange(12) / 100 for f in range(3)}
-
-    def regression(train, val, test):
-        return np.full(len(val), 1.0), np.full(len(test), 2.0), {"n": len(train)}
-
-    result = cross_validate(fold, inner, labels, blend_with_heads(regression, fold, heads, 0.25))
-    expected = 0.75 * 2.0 + 0.25 * (fold + np.arange(12) / 100)
-    assert np.allclose(result.score, expected)
-    assert result.info[1]["head_weight"] == 0.25 and result.info[1]["n"] == 6
-    plain = cross_validate(fold, inner, labels, blend_with_heads(regression, fold, heads, 0.0))
-    assert np.allclose(plain.score, 2.0)
-    with pytest.raises(ValueError, match="inputs exist for folds"):
-        cross_validate(fold, inner, labels, blend_with_heads(regression, fold, {0: heads[0], 1: heads[1]}, 0.5))
-    with pytest.raises(ValueError, match=r"head weight must be in \[0, 1\]"):
-        blend_with_heads(regression, fold, heads, 1.5)
-
-
 def test_the_installed_mpnet_splits_like_the_whole_encoder():
     """The real all-mpnet-base-v2 that setup.sh installs (cookproc.encoders): loadable offline, and
     its top 6 layers on the cached bottom give the whole encoder's sentence vectors."""

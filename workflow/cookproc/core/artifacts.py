@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from cookproc.core.errors import InputError
+
 
 def readable_by_all(folder: Path) -> None:
     """The permissions of a folder and files made the usual way (``mkdtemp`` and some writers make
@@ -46,8 +48,6 @@ def read_model_json(path: str | os.PathLike, *, kind: str, files: Sequence[str],
     """A model folder's model.json, checked: ``path`` is a folder holding ``files``, and its model.json
     is JSON of this ``format`` and ``version`` (an older one is refused, saying to ``rebuild`` it).
     ``kind`` names the model in the messages ("key-clip selector")."""
-    from cookproc.core.errors import InputError
-
     path = Path(path)
     if not path.is_dir():
         raise InputError(path, f"not a {kind} folder (expected results/models/<name>/ with model.json)")

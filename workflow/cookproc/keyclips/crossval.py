@@ -134,29 +134,14 @@ def _check_weight(weight: float) -> None:
         raise ValueError(f"head weight must be in [0, 1], got {weight}")
 
 
-def blend_with_heads(fit_predict: FitPredict, fold: np.ndarray, heads: dict[int, np.ndarray],
-                     weight: float) -> FitPredict:
-    """``(1 - weight) * fit_predict + weight * heads[f]`` on validation and test clips of held-out fold f.
+def candidates_with_heads(fits: Sequence[tuple[dict, FitPredict]], fold: np.ndarray,
+                          heads: dict[int, np.ndarray] | None, weights: Sequence[float]) -> FitCandidates:
+    """Candidates for :func:`nested_cross_validate`: each model of ``fits`` (settings, fit) trained once
+    per fold, its scores blended with the held-out fold's head at every weight.
 
     ``heads[f]``: every clip's probability from a model that never saw fold f's recipes (a tuned
     encoder's head). Blended with fixed weights, not learned: a model trained on the heads' scores
     of training clips would learn to trust them more than they deserve on unseen recipes.
-    """
-    _check_weight(weight)
-
-    def fit(train: np.ndarray, val: np.ndarray, test: np.ndarray):
-        val_scores, test_scores, info = fit_predict(train, val, test)
-        head = heads[held_out_fold(fold, test, heads)]
-        return (blend_scores(val_scores, head[val], weight), blend_scores(test_scores, head[test], weight),
-                {**info, "head_weight": weight})
-
-    return fit
-
-
-def candidates_with_heads(fits: Sequence[tuple[dict, FitPredict]], fold: np.ndarray,
-                          heads: dict[int, np.ndarray] | None, weights: Sequence[float]) -> FitCandidates:
-    """Candidates for :func:`nested_cross_validate`: each model of ``fits`` (settings, fit) trained once
-    per fold, its scores blended with the held-out fold's head at every weight (:func:`blend_with_heads`).
 
     Without ``heads`` every fit is one candidate as it is (``weights`` unused).
     """
