@@ -174,7 +174,10 @@ def per_listed_video(pattern):
 
 
 # Input functions of user procedures (rules/user.smk).
-USER = config["user"]
+# Snakemake reads nested --config values as strings, so `--config 'user={tuple_model: none}'` gives
+# "none": there "none" and "null" mean no model, as `cookproc extract --tuples none` does.
+USER = {**config["user"], **{key: None for key in ("keyclip_model", "tuple_model")
+                             if str(config["user"].get(key)).lower() in ("none", "null")}}
 
 
 USER_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"

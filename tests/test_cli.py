@@ -54,7 +54,7 @@ def test_markdown_to_stdout_with_a_workflow_configs_settings(inputs):
     # A config's relative paths are read from its own folder; its user section sets the clip cutting.
     (inputs / "cfg").mkdir()
     (inputs / "cfg" / "config.yaml").write_text("user:\n  lexicon: ../cooking.lst\n  segmentation: cue\n"
-                                                "  keyclip_model: null\n")
+                                                "  keyclip_model: null\n  tuple_model: null\n")
     proc = cookproc(inputs / "cfg", "extract", "../soup.vtt", "--config", "config.yaml")
     assert proc.returncode == 0, proc.stderr
     md = proc.stdout
@@ -118,23 +118,26 @@ def test_a_trained_selector_decides_the_key_clips_and_gives_their_probabilities(
 
     threshold = read_model_json(selector_dir)["spec"]["threshold"]
     # The installed command once; then in this process (the same code, without a second start-up):
-    # --model with a selector's folder is taken as --keyclips (the SRL extractor stays the default).
+    # --model with a selector's folder is taken as --keyclips; --model naming an SRL extractor, or
+    # --tuples none, gives the SRL extractor's tuples instead of the trained tuple extractor's.
     proc = cookproc(inputs, "extract", "soup.vtt", "--lexicon", "cooking.lst", "--keyclips", selector_dir,
-                    "-o", "soup--keyclips.json")
+                    "--tuples", "none", "-o", "soup--keyclips.json")
     assert proc.returncode == 0, proc.stderr
     assert main(["extract", str(inputs / "soup.vtt"), "--lexicon", str(inputs / "cooking.lst"), "--model",
-                 str(selector_dir), "-o", str(inputs / "soup--model.json")]) == 0
-    for option in ("--keyclips", "--model"):
+                 str(selector_dir), "--tuples", "none", "-o", str(inputs / "soup--model.json")]) == 0
+    assert main(["extract", str(inputs / "soup.vtt"), "--lexicon", str(inputs / "cooking.lst"), "--keyclips",
+                 str(selector_dir), "--model", "srl-heur-spacy", "-o", str(inputs / "soup--srl.json")]) == 0
+    for option in ("--keyclips", "--model", "--srl"):
         document = json.loads((inputs / f"soup{option}.json").read_text(encoding="utf-8"))
         jsonschema.validate(document, json.loads(DOCUMENT_SCHEMA.read_text(encoding="utf-8")))
         assert document["key_clips_by"] == "keyclips-tiny"
         assert document["extractor"] == "keyclips-tiny + srl-heur-spacy"
-        assert document["settings"]["keyclip_model"] == str(selector_dir)
+        assert document["settings"]["keyclip_model"] == str(selector_dir) and document["settings"]["tuple_model"] is None
         probabilities = [c["key_probability"] for c in document["clips"]]
         assert all(0.0 <= p <= 1.0 for p in probabilities)
         assert [c["is_key"] for c in document["clips"]] == [p >= threshold for p in probabilities]
         assert all(c["key_score"] is None for c in document["clips"])
-        # The tuples still come from the SRL extractor, for every clip.
+        # The tuples come from the SRL extractor, for every clip.
         assert [c["verbs"] for c in document["clips"]] == [[], ["chop"], ["heat"], ["add"]]
 
 
@@ -144,4 +147,15 @@ def test_the_default_selector_must_exist(inputs):
     (inputs / "cfg.yaml").write_text("user:\n  keyclip_model: models/never-built\n  lexicon: cooking.lst\n")
     proc = cookproc(inputs, "extract", "soup.vtt", "--config", "cfg.yaml")
     assert proc.returncode == 1 and "never-built: no trained key-clip selector here" in proc.stderr, proc.stderr
+    assert proc.stdout == ""
+
+
+def test_the_default_tuple_extractor_must_exist(inputs, selector_dir):
+    """Without --tuples the config's user.tuple_model (by default the trained text-only extractor)
+    gives the verbs and arguments; when it was never built the command says how to build it or how to
+    ask for the SRL extractor instead (nothing else extracts in its place)."""
+    (inputs / "cfg.yaml").write_text("user:\n  tuple_model: models/tuples-never-built\n  lexicon: cooking.lst\n")
+    proc = cookproc(inputs, "extract", "soup.vtt", "--config", "cfg.yaml", "--keyclips", selector_dir)
+    assert proc.returncode == 1, proc.stderr
+    assert "tuples-never-built: no trained tuple extractor here" in proc.stderr and "--tuples none" in proc.stderr
     assert proc.stdout == ""

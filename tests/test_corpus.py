@@ -39,10 +39,11 @@ def write_corpus(folder, files=FILES):
 
 def corpus_workdir(root, name, upstream, shards, files=FILES):
     """A working directory whose corpus is its folder corpus/ (relative: a copy keeps its inputs).
-    The SRL rule decides the key clips: these tests are about shards (the trained selector scores
-    each video alone, tests/test_keyclip_deploy.py; end to end: tests/test_procedures.py)."""
+    The SRL extractor gives the tuples and its rule the key clips: these tests are about shards (the
+    trained models score each video alone, tests/test_keyclip_deploy.py and tests/test_tuple_deploy.py;
+    end to end: tests/test_procedures.py)."""
     work = make_workdir(root / name, upstream, {"corpus": {"name": "tiny", "dir": "corpus", "shards": shards},
-                                               "user": {"keyclip_model": None}})
+                                               "user": {"keyclip_model": None, "tuple_model": None}})
     write_corpus(work / "corpus", files)
     return work
 

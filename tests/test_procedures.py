@@ -279,7 +279,9 @@ Heat the oil in a large pot. Then add the tomatoes.
 
 @pytest.mark.slow
 def test_user_target_end_to_end(tmp_path, tiny_upstream):
-    workdir = make_workdir(tmp_path / "run", tiny_upstream)
+    # The tuple extractor on spaCy's frames here (no tagger to train: quicker); a tagger-backed
+    # artifact, the default, carries its tagger (test_tuple_deploy).
+    workdir = make_workdir(tmp_path / "run", tiny_upstream, {"supervised": {"srl_backend": "spacy"}})
     user = workdir / "data" / "user"
     user.mkdir(parents=True)
     (user / "soup.vtt").write_text(SOUP_VTT, encoding="utf-8")
@@ -289,11 +291,12 @@ def test_user_target_end_to_end(tmp_path, tiny_upstream):
     run_snakemake(workdir, "results/procedures/soup.json")
     doc = json.loads((workdir / "results/procedures/soup.json").read_text(encoding="utf-8"))
     assert doc["video"]["duration_s"] == pytest.approx(12.0, abs=0.3)
-    # By default the key clips come from the selector trained on every benchmark recipe (here the
-    # fixture's), the tuples from SRL with the paper's heuristics on spaCy.
-    assert doc["extractor"] == "keyclips-neural-text + srl-heur-spacy" and doc["segmentation"] == "sentence"
+    # By default the key clips come from the selector and the verbs and arguments from the text-only
+    # supervised extractor, both trained on every benchmark recipe (here the fixture's), built on demand.
+    assert doc["extractor"] == "keyclips-neural-text + tuples-supervised-text" and doc["segmentation"] == "sentence"
     assert doc["key_clips_by"] == "keyclips-neural-text"
     assert doc["settings"]["keyclip_model"] == "results/models/keyclips-neural-text"
+    assert doc["settings"]["tuple_model"] == "results/models/tuples-supervised-text"
     jsonschema.validate(doc, json.loads(DOCUMENT_SCHEMA.read_text(encoding="utf-8")))
     model = workdir / "results/models/keyclips-neural-text"
     meta = json.loads((model / "model.json").read_text(encoding="utf-8"))
@@ -307,27 +310,7 @@ def test_user_target_end_to_end(tmp_path, tiny_upstream):
     assert clips[-1]["end_s"] == doc["video"]["duration_s"]  # the last clip runs to the video's end
     threshold = meta["spec"]["threshold"]
     assert [c["is_key"] for c in clips] == [c["key_probability"] >= threshold for c in clips]
-    assert [c["verbs"] for c in clips] == [[], ["chop"], ["heat"], ["add"]]
-    assert "the oil" in clips[2]["args"] and clips[2]["tuples"][0]["verb"] == "heat"
-    md = (workdir / "results/procedures/soup.md").read_text(encoding="utf-8")
-    n_key = sum(c["is_key"] for c in clips)
-    steps = [line for line in md.splitlines() if line[:1].isdigit()]  # key clips only, in order
-    assert len(steps) == n_key and all("key probability" in line for line in steps)
-    log = (workdir / "logs/user/user_procedures/soup.log").read_text(encoding="utf-8")
-    assert f"4 clips (sentence segmentation), {n_key} key clips by keyclips-neural-text + srl-heur-spacy" in log
-    assert "[2/2] wrote" in log
-
-    # The text-only supervised extractor trained on every benchmark recipe gives the verbs and
-    # arguments instead (built on demand), the selector still the key clips. On spaCy's frames here
-    # (no tagger to train: quicker); a tagger-backed artifact carries its tagger (test_tuple_deploy).
-    run_snakemake(workdir, "results/procedures/soup.json", "--config",
-                  "user={tuple_model: results/models/tuples-supervised-text}", "supervised={srl_backend: spacy}")
-    doc = json.loads((workdir / "results/procedures/soup.json").read_text(encoding="utf-8"))
-    assert doc["extractor"] == "keyclips-neural-text + tuples-supervised-text"
-    assert doc["settings"]["tuple_model"] == "results/models/tuples-supervised-text"
-    jsonschema.validate(doc, json.loads(DOCUMENT_SCHEMA.read_text(encoding="utf-8")))
-    assert [c["is_key"] for c in doc["clips"]] == [c["key_probability"] >= threshold for c in doc["clips"]]
-    for clip in doc["clips"]:
+    for clip in clips:
         assert [t["verb"] for t in clip["tuples"]] == clip["verbs"]
         assert all(t["args"] == clip["args"] for t in clip["tuples"])
     tuples_model = workdir / "results/models/tuples-supervised-text"
@@ -335,6 +318,26 @@ def test_user_target_end_to_end(tmp_path, tiny_upstream):
     assert meta["format"] == "cookproc.tuple-extractor" and meta["srl_backend"] == "spacy"
     assert not (tuples_model / "tagger.pt").exists()
     assert "| verbs (exact) |" in (tuples_model / "MODEL_CARD.md").read_text(encoding="utf-8")
+    md = (workdir / "results/procedures/soup.md").read_text(encoding="utf-8")
+    n_key = sum(c["is_key"] for c in clips)
+    steps = [line for line in md.splitlines() if line[:1].isdigit()]  # key clips only, in order
+    assert len(steps) == n_key and all("key probability" in line for line in steps)
+    log = (workdir / "logs/user/user_procedures/soup.log").read_text(encoding="utf-8")
+    assert f"4 clips (sentence segmentation), {n_key} key clips by keyclips-neural-text + tuples-supervised-text" in log
+    assert "[2/2] wrote" in log
+
+    # The SRL option (no training): SRL with the paper's heuristics on spaCy gives the verbs and
+    # arguments; the same selector, so the same key clips.
+    # (A nested --config value is a string: "none" means no model.)
+    run_snakemake(workdir, "results/procedures/soup.json", "--config", "user={tuple_model: none}")
+    srl_doc = json.loads((workdir / "results/procedures/soup.json").read_text(encoding="utf-8"))
+    assert srl_doc["extractor"] == "keyclips-neural-text + srl-heur-spacy"
+    assert srl_doc["settings"]["tuple_model"] is None
+    jsonschema.validate(srl_doc, json.loads(DOCUMENT_SCHEMA.read_text(encoding="utf-8")))
+    srl_clips = srl_doc["clips"]
+    assert [c["key_probability"] for c in srl_clips] == [c["key_probability"] for c in clips]
+    assert [c["verbs"] for c in srl_clips] == [[], ["chop"], ["heat"], ["add"]]
+    assert "the oil" in srl_clips[2]["args"] and srl_clips[2]["tuples"][0]["verb"] == "heat"
 
     proc = run_snakemake(workdir, "results/procedures/broken.json", check=False)
     assert proc.returncode != 0 and not (workdir / "results/procedures/broken.json").exists()

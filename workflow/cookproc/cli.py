@@ -71,14 +71,16 @@ def parser() -> argparse.ArgumentParser:
     extract.add_argument("--keyclips", metavar="DIR",
                          help="the trained key-clip selector's folder (default: the config's user.keyclip_model, "
                               "results/models/keyclips-neural-text, built by `snakemake -c2 "
-                              "results/models/keyclips-neural-text`); 'none': the extractor's rule decides")
+                              "results/models/keyclips-neural-text`); 'none': the SRL extractor's rule decides "
+                              "(and, without --tuples, the SRL extractor gives the tuples)")
     extract.add_argument("--tuples", metavar="DIR",
                          help="a trained tuple extractor for the verbs and arguments (default: the config's "
-                              "user.tuple_model; results/models/tuples-supervised-text is built by `snakemake -c2 "
-                              "results/models/tuples-supervised-text`); 'none': the SRL extractor")
+                              "user.tuple_model, results/models/tuples-supervised-text, built by `snakemake -c2 "
+                              "results/models/tuples-supervised-text`); 'none': the SRL extractor (--model)")
     extract.add_argument("--model", metavar="NAME",
-                         help=f"extractor of the verbs and arguments: one of {', '.join(MODELS)} (default: the config's "
-                              "user.extractor-user.srl_backend, srl-heur-spacy); a key-clip selector's folder is "
+                         help=f"the SRL extractor of the verbs and arguments: one of {', '.join(MODELS)} (default: "
+                              "the config's user.extractor-user.srl_backend, srl-heur-spacy), used instead of the "
+                              "trained tuple extractor unless --tuples is given; a key-clip selector's folder is "
                               "taken as --keyclips")
     extract.add_argument("--tagger-model", metavar="PATH", help="the trained SRL tagger's model file (tagger models)")
     extract.add_argument("--lexicon", metavar="PATH",
@@ -114,8 +116,13 @@ def extract(args: argparse.Namespace) -> None:
         section["keyclip_model"] = None if args.keyclips.lower() == "none" else args.keyclips
     elif section["keyclip_model"]:
         section["keyclip_model"] = _relative_to(base, section["keyclip_model"])
+    # Naming an SRL extractor, or leaving the key clips to its rule, asks for the SRL extractor's
+    # tuples: the trained tuple extractor has no key-clip rule.
+    srl_asked = bool(args.model) or (args.keyclips or "").lower() == "none"
     if args.tuples:
         section["tuple_model"] = None if args.tuples.lower() == "none" else args.tuples
+    elif srl_asked:
+        section["tuple_model"] = None
     elif section.get("tuple_model"):
         section["tuple_model"] = _relative_to(base, section["tuple_model"])
     for option, key in (("tagger_model", "tagger_model"), ("segmentation", "segmentation"), ("device", "device")):

@@ -281,7 +281,7 @@ def load_tuple_model(path: str | Path, device: str = "cpu", lowercase: bool = Tr
     if not Path(path).exists():
         raise InputError(path, "no trained tuple extractor here: build it with `snakemake -c2 "
                                f"{path}` (it trains on the benchmark), or set user.tuple_model to null "
-                               "(cookproc extract: no --tuples) for the SRL extractor")
+                               "(cookproc extract: --tuples none) for the SRL extractor")
     from cookproc.supervised.deploy import TupleExtractor
 
     model = TupleExtractor.load(path)
@@ -318,8 +318,8 @@ def load_selector(path: str | Path, device: str = "cpu"):
 
     if not Path(path).exists():
         raise InputError(path, "no trained key-clip selector here: build it with `snakemake -c2 "
-                               f"{path}` (it trains on the benchmark), or set user.keyclip_model to null "
-                               "(cookproc extract: --keyclips none) to let the extractor's rule decide")
+                               f"{path}` (it trains on the benchmark), or set user.keyclip_model and user.tuple_model to "
+                               "null (cookproc extract: --keyclips none) to let the SRL extractor's rule decide")
     from cookproc.keyclips.deploy import KeyClipSelector
 
     return KeyClipSelector.load(path, device=device)
@@ -412,18 +412,21 @@ def read_cooking_lexicon(path: str | Path) -> frozenset[str]:
 
 
 def load_extractor(settings: ProcedureSettings, lexicon: frozenset[str]) -> Extractor:
+    if settings.tuple_model and not settings.keyclip_model:
+        raise ValueError("user.tuple_model gives verbs and arguments for every clip and has no key-clip rule: it "
+                         "needs user.keyclip_model (cookproc extract: --keyclips DIR); or set user.tuple_model to "
+                         "null too, for the SRL extractor and its rule")
+    # The selector first: when neither model is built, its message comes first.
+    selector = load_selector(settings.keyclip_model, settings.device) if settings.keyclip_model else None
     if settings.tuple_model:
-        if not settings.keyclip_model:
-            raise ValueError("user.tuple_model gives verbs and arguments for every clip and has no key-clip rule: "
-                             "it needs user.keyclip_model (cookproc extract: --keyclips DIR)")
         tuples = load_tuple_model(settings.tuple_model, settings.device, settings.lowercase)
     else:
         tuples = make_extractor(settings.extractor, srl_backend=settings.srl_backend, lexicon=lexicon,
                                 tagger_model=settings.tagger_model, device=settings.device,
                                 lowercase=settings.lowercase)
-    if not settings.keyclip_model:
+    if selector is None:
         return tuples
-    return SelectedKeyClips(load_selector(settings.keyclip_model, settings.device), tuples, settings.lowercase)
+    return SelectedKeyClips(selector, tuples, settings.lowercase)
 
 
 def procedure_documents(sources: Sequence[str | Path], settings: ProcedureSettings, *, lexicon: str | Path,
