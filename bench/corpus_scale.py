@@ -1,19 +1,23 @@
 """Corpus-scale extraction: throughput per extractor and end-to-end corpus runs (issue 20).
 
-    .venv/bin/python bench/corpus_scale.py --keyclips results/models/keyclips-neural-text
+    .venv/bin/python bench/corpus_scale.py --keyclips results/models/keyclips-neural-text \
+        [--tuples results/models/tuples-supervised-text]
     .venv/bin/python bench/corpus_scale.py --keyclips ... --sample 300 --shards 1 2
 
 Measures, on the upstream transcripts of config.yaml's mirror (all 1,736 by default):
   1. Throughput on one core: clips per second of each SRL extractor (``srl-heur-spacy``,
-     ``srl-spacy``) and of the trained key-clip selector, each on the same sample of transcripts
-     (``--sample`` files, the first by name), in a fresh process with torch and BLAS held to one
-     thread. The extractors and the selector are timed apart: a document's cost is their sum.
+     ``srl-spacy``), of the trained tuple extractor (with ``--tuples``) and of the trained key-clip
+     selector, each on the same sample of transcripts (``--sample`` files, the first by name), in
+     a fresh process with torch and BLAS held to one thread. The extractors and the selector are
+     timed apart: a document's cost is the selector's plus one extractor's.
   2. The corpus target end to end (``results/corpus/youcook2/procedures.parquet``) through
      Snakemake in a fresh working directory, once per ``--shards`` value, with 2 cores: wall time,
-     and each shard's peak memory (Snakemake's benchmark files: max_rss of the job).
-The key-clip selector must exist (``snakemake -c2 results/models/keyclips-neural-text``); the
-working directories' config names it by its absolute path, so it is never trained here. Prints one table; the numbers vary with
-the machine's load, which is printed with them.
+     and each shard's peak memory (Snakemake's benchmark files: max_rss of the job). The tuples
+     come from ``--tuples`` when given, else from ``srl-heur-spacy``.
+The models must exist (``snakemake -c2 results/models/keyclips-neural-text
+results/models/tuples-supervised-text``); the working directories' config names them by their
+absolute paths, so nothing is trained here. Prints one table; the numbers vary with the machine's
+load, which is printed with them.
 """
 from __future__ import annotations
 
@@ -49,11 +53,14 @@ clips = [read_clips_and_segmentation(f, segmentation=settings.segmentation)[0] f
 sentences = [c.sentence for cs in clips for c in cs]
 videos = [k for k, cs in enumerate(clips) for _ in cs]
 extractor = load_extractor(settings, read_cooking_lexicon(lexicon))
-if what == "selector":  # the selector alone: its SRL half is timed as its own extractor
+if what == "selector":  # the selector alone: its tuples are timed as their own extractor
     from cookproc.procedures import score_by_video
     texts = [s.lower() for s in sentences]
     start = time.perf_counter()
     score_by_video(extractor.selector, texts, videos)
+elif what == "tuples":  # the trained tuple extractor alone (it needs a selector for key clips)
+    start = time.perf_counter()
+    extractor.tuples.extract(sentences, videos=videos)
 else:
     start = time.perf_counter()
     extractor.extract(sentences, videos=videos)
@@ -72,9 +79,10 @@ def throughput(settings: dict, files: list[Path], lexicon: Path, what: str) -> d
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def corpus_run(workdir: Path, shards: int, keyclips: Path, upstream: Path) -> dict:
-    # The selector by its absolute path: a file no rule produces, so nothing is trained here.
-    make_workdir(workdir, upstream, {"corpus.shards": shards, "user.keyclip_model": str(keyclips.resolve())})
+def corpus_run(workdir: Path, shards: int, keyclips: Path, tuples: Path | None, upstream: Path) -> dict:
+    # The models by their absolute paths: files no rule produces, so nothing is trained here.
+    make_workdir(workdir, upstream, {"corpus.shards": shards, "user.keyclip_model": str(keyclips.resolve()),
+                                     "user.tuple_model": str(tuples.resolve()) if tuples else None})
     target = "results/corpus/youcook2/procedures.parquet"
     env = dict(os.environ, PYTHONPATH=str(REPO / "workflow"))
     # Checksums and WordNet first: the timed run is the shards and the gather.
@@ -107,11 +115,14 @@ def corpus_run(workdir: Path, shards: int, keyclips: Path, upstream: Path) -> di
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keyclips", type=Path, required=True, help="the trained key-clip selector's folder")
+    parser.add_argument("--tuples", type=Path, help="the trained tuple extractor's folder (default: srl-heur-spacy)")
     parser.add_argument("--sample", type=int, default=200, help="transcripts in the throughput sample (0: skip)")
     parser.add_argument("--shards", type=int, nargs="*", default=[1, 2], help="end-to-end runs (none: skip)")
     args = parser.parse_args()
     if not (args.keyclips / "model.json").is_file():
         sys.exit(f"{args.keyclips}: no trained key-clip selector (snakemake -c2 results/models/keyclips-neural-text)")
+    if args.tuples and not (args.tuples / "model.json").is_file():
+        sys.exit(f"{args.tuples}: no trained tuple extractor (snakemake -c2 results/models/tuples-supervised-text)")
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     upstream = (REPO / config["upstream"]["dir"]).resolve()
     files = sorted((upstream / "youcook2" / "transcript").glob("*.txt"))
@@ -119,18 +130,21 @@ def main() -> None:
     sample = files[:args.sample]
     print(f"# {platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; corpus {len(files)} "
           f"transcripts; throughput sample {len(sample)}")
-    base = dict(config["user"], keyclip_model=None)
+    base = dict(config["user"], keyclip_model=None, tuple_model=None)
+    selected = dict(base, keyclip_model=str(args.keyclips))
+    runs = [("srl-heur-spacy", dict(base, extractor="srl-heur"), "extract"),
+            ("srl-spacy", dict(base, extractor="srl"), "extract"),
+            *([(args.tuples.name, dict(selected, tuple_model=str(args.tuples)), "tuples")] if args.tuples else []),
+            (args.keyclips.name, selected, "selector")]
     rows = []
-    for name, settings, what in [] if args.sample == 0 else [("srl-heur-spacy", dict(base, extractor="srl-heur"), "extract"),
-                                 ("srl-spacy", dict(base, extractor="srl"), "extract"),
-                                 (args.keyclips.name, dict(base, keyclip_model=str(args.keyclips)), "selector")]:
+    for name, settings, what in [] if args.sample == 0 else runs:
         result = throughput(settings, sample, lexicon, what)
         rows.append((name, result))
         print(f"throughput {name}: {result['clips']} clips of {result['videos']} videos in {result['seconds']:.1f} s on "
               f"1 core = {result['clips'] / result['seconds']:.1f} clips/s/core", flush=True)
     for shards in args.shards:
         with tempfile.TemporaryDirectory(prefix="corpus-bench-") as tmp:
-            run = corpus_run(Path(tmp) / "work", shards, args.keyclips, upstream)
+            run = corpus_run(Path(tmp) / "work", shards, args.keyclips, args.tuples, upstream)
         peak = max(p[2] for p in run["per_shard"])
         print(f"corpus, {shards} shard(s), -c2: {run['videos']} videos, {run['clips']} clips ({run['key']} key) in "
               f"{run['wall_s']:.0f} s wall; per shard (s, max RSS MB): "
