@@ -184,8 +184,8 @@ SELECTOR_CHUNK_SENTENCES = 2048
 @dataclass
 class SelectedKeyClips:
     """Key clips and their probabilities from a trained selector (cookproc.keyclips.deploy), verbs,
-    arguments and tuples from an SRL extractor (kept for every clip, key or not: the JSON keeps
-    all clips, the Markdown lists the key ones)."""
+    arguments and tuples from an extractor, SRL or the trained tuple extractor (kept for every clip,
+    key or not: the JSON keeps all clips, the Markdown lists the key ones)."""
 
     selector: object  # cookproc.keyclips.deploy.KeyClipSelector (torch: imported on use)
     tuples: Extractor
