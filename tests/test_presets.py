@@ -27,9 +27,10 @@ def is_training(rule):
     return rule in TRAINING_RULES or rule.startswith(TRAINING_PREFIXES)
 
 
-def planned(workdir, *args):
-    """{rule: [outputs]} of the jobs a dry run of the default target plans in ``workdir``."""
-    proc = run_snakemake(workdir, "--dry-run", *args)
+def planned(workdir, *args, target="all"):
+    """{rule: [outputs]} of the jobs a dry run of ``target`` (the default target) plans in ``workdir``."""
+    # The target first: --configfile takes every word after it.
+    proc = run_snakemake(workdir, "--dry-run", *([] if target == "all" else [target]), *args)
     jobs, rule = {}, None
     for line in proc.stdout.splitlines():
         m = re.match(r"^(?:local)?rule (\S+):$", line)
@@ -39,7 +40,7 @@ def planned(workdir, *args):
         m = re.match(r"^\s+output: (.*)$", line)
         if m and rule:
             jobs[rule] += [out.strip() for out in m.group(1).split(",")]
-    assert "all" in jobs, proc.stdout[-3000:]
+    assert target == "all" and "all" in jobs or any(target in outs for outs in jobs.values()), proc.stdout[-3000:]
     return jobs
 
 
@@ -109,6 +110,19 @@ def test_paper_preset_builds_the_tables_and_figure_without_training(workdir):
     assert {"import_upstream_neural", "import_upstream_srl", "srl_parse_spacy",
             "video_tuples_paper", "video_tuples_corrected"} <= set(jobs)
     assert not [rule for rule in jobs if rule.startswith("report_")]
+
+
+def test_paper_preset_procedures_of_your_own_file_train_nothing(tmp_path):
+    # A file of one's own with the paper preset: SRL gives the tuples and decides the key clips.
+    work = make_workdir(tmp_path / "work", write_tiny_upstream(tmp_path / "upstream"))
+    (work / "data" / "user").mkdir(parents=True)
+    (work / "data" / "user" / "soup.txt").write_text("Chop the onions.\nHeat the oil.\n", encoding="utf-8")
+    jobs = planned(work, "--configfile", str(PRESETS / "paper.yaml"), target="results/procedures/soup.json")
+    assert "user_procedures" in jobs
+    assert not [rule for rule in jobs if is_training(rule) or rule.startswith("deploy_")], sorted(jobs)
+    # Without the preset the same file uses both trained models, built on demand.
+    jobs = planned(work, target="results/procedures/soup.json")
+    assert {"deploy_keyclip_selector", "deploy_tuple_extractor", "train_srl"} <= set(jobs)
 
 
 def test_full_preset_trains_our_srl_and_the_neural_selectors_but_no_supervised_system(workdir):
