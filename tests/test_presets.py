@@ -40,7 +40,8 @@ def planned(workdir, *args, target="all"):
         m = re.match(r"^\s+output: (.*)$", line)
         if m and rule:
             jobs[rule] += [out.strip() for out in m.group(1).split(",")]
-    assert target == "all" and "all" in jobs or any(target in outs for outs in jobs.values()), proc.stdout[-3000:]
+    planned_target = "all" in jobs if target == "all" else any(target in outs for outs in jobs.values())
+    assert planned_target, proc.stdout[-3000:]
     return jobs
 
 
