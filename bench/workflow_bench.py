@@ -1,7 +1,7 @@
 """Workflow benchmarks on the real data: DAG planning, a full run of Table 5, a no-op rerun.
 
     .venv/bin/python bench/workflow_bench.py                           # print the table
-    .venv/bin/python bench/workflow_bench.py --write docs/benchmarks.md  # and rewrite the doc
+    .venv/bin/python bench/workflow_bench.py --write docs/benchmarks.md  # and rewrite its first section
 
 Runs the repository's Snakefile through profiles/default in a fresh working directory (the repo's
 own results/ are never touched), against the upstream mirror of config.yaml, and measures:
@@ -38,6 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 NOOP_TARGET_S = 5.0
 PEAK_RSS_TARGET_GB = 4.0
+LONGEST_JOBS = 5
 GB = 1024**3
 
 # Runs a command and writes the peak RSS of its largest descendant (kernel rusage, KiB on Linux).
@@ -151,6 +152,36 @@ def rule_benchmarks(workdir: Path) -> list[tuple[str, float, float]]:
     return rows
 
 
+SNAKEMAKE_TIMESTAMP = re.compile(r"^\[(\w{3} \w{3} +\d{1,2} \d\d:\d\d:\d\d \d{4})\]$")
+JOB_HEADER = re.compile(r"^(?:local)?rule (\S+):$")
+JOB_FIELD = re.compile(r"^\s+(jobid|wildcards): (.*)$")
+JOB_FINISHED = re.compile(r"^Finished jobid: (\d+) ")
+
+
+def job_wall_times(log_text: str) -> list[tuple[str, float]]:
+    """(job, seconds) of every job that a Snakemake log shows starting and finishing, longest
+    first; a job is named by its rule and wildcards. Covers every rule, also those without a
+    `benchmark:` file; Snakemake stamps the log to the second."""
+    def parse(stamp: str) -> datetime.datetime:
+        return datetime.datetime.strptime(" ".join(stamp.split()), "%a %b %d %H:%M:%S %Y")
+
+    stamp, job, started, times = None, None, {}, []
+    for line in log_text.splitlines():
+        if m := SNAKEMAKE_TIMESTAMP.match(line):
+            stamp, job = parse(m.group(1)), None
+        elif (m := JOB_HEADER.match(line)) and stamp is not None:
+            job = {"rule": m.group(1), "start": stamp}
+        elif (m := JOB_FIELD.match(line)) and job is not None:
+            job[m.group(1)] = m.group(2)
+            if m.group(1) == "jobid":
+                started[m.group(2)] = job
+        elif (m := JOB_FINISHED.match(line)) and m.group(1) in started:
+            done = started.pop(m.group(1))
+            name = done["rule"] + (f" ({done['wildcards']})" if "wildcards" in done else "")
+            times.append((name, (stamp - done["start"]).total_seconds()))
+    return sorted(times, key=lambda item: (-item[1], item[0]))
+
+
 def code_version() -> str:
     """The workflow's commit, marked when the working tree has changes (or 'not a git checkout')."""
     try:
@@ -232,6 +263,10 @@ def main() -> None:
         table += ["", "Rules with a `benchmark:` file (Snakemake's own measurement of the job):", "",
                   "| benchmark | seconds | max RSS (MB) |", "|---|---:|---:|"]
         table += [f"| {name} | {s:.2f} | {rss:.0f} |" for name, s, rss in per_rule]
+    longest = job_wall_times((logs / "full.log").read_text())[:LONGEST_JOBS]
+    table += ["", f"The {len(longest)} longest jobs of the full run (Snakemake's log, to the second):", "",
+              "| job | seconds |", "|---|---:|"]
+    table += [f"| {name} | {seconds:.0f} |" for name, seconds in longest]
     machine = (f"{platform.node()}: {os.cpu_count()} CPUs, {psutil.virtual_memory().total / GB:.0f} GB RAM, "
                f"Python {platform.python_version()}, load average {load_before:.1f} before the run; "
                f"medians of {args.repeats} runs; {datetime.date.today().isoformat()}")
@@ -245,12 +280,20 @@ def main() -> None:
 
     if args.write:
         args.write.parent.mkdir(parents=True, exist_ok=True)
-        args.write.write_text(DOC_HEADER + report)
+        old = args.write.read_text() if args.write.exists() else ""
+        args.write.write_text(replace_first_section(old, DOC_HEADER + report))
         print(f"wrote {args.write}")
     if args.keep is None:
         shutil.rmtree(tmp)
     if args.check and not (ok_noop and ok_rss):
         sys.exit(1)
+
+
+def replace_first_section(page: str, section: str) -> str:
+    """``page`` with everything before its first level-2 heading replaced by ``section``: the
+    page's other sections (hand-written measurements of other issues) are kept."""
+    rest = re.search(r"^## ", page, re.MULTILINE)
+    return section if rest is None else section.rstrip("\n") + "\n\n" + page[rest.start():]
 
 
 DOC_HEADER = """# Workflow benchmarks
