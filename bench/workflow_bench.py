@@ -182,6 +182,13 @@ def job_wall_times(log_text: str) -> list[tuple[str, float]]:
     return sorted(times, key=lambda item: (-item[1], item[0]))
 
 
+def replace_first_section(page: str, section: str) -> str:
+    """``page`` with everything before its first level-2 heading replaced by ``section``: the
+    page's other sections (hand-written measurements of other issues) are kept."""
+    rest = re.search(r"^## ", page, re.MULTILINE)
+    return section if rest is None else section.rstrip("\n") + "\n\n" + page[rest.start():]
+
+
 def code_version() -> str:
     """The workflow's commit, marked when the working tree has changes (or 'not a git checkout')."""
     try:
@@ -289,18 +296,11 @@ def main() -> None:
         sys.exit(1)
 
 
-def replace_first_section(page: str, section: str) -> str:
-    """``page`` with everything before its first level-2 heading replaced by ``section``: the
-    page's other sections (hand-written measurements of other issues) are kept."""
-    rest = re.search(r"^## ", page, re.MULTILINE)
-    return section if rest is None else section.rstrip("\n") + "\n\n" + page[rest.start():]
-
-
 DOC_HEADER = """# Workflow benchmarks
 
 How long Snakemake takes to plan the workflow, to compute Table 5 from the real data, and to
 find that nothing needs redoing; and how much memory the run needs. Made by
-`bench/workflow_bench.py` (run it to refresh this page:
+`bench/workflow_bench.py` (run it to refresh this first section:
 `.venv/bin/python bench/workflow_bench.py --write docs/benchmarks.md`), which runs the workflow
 through `profiles/default` in a fresh temporary working directory against the upstream mirror.
 
