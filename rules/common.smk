@@ -20,7 +20,7 @@ WORKFLOW_PYTHON_DIR = os.path.join(workflow.basedir, "workflow")
 if WORKFLOW_PYTHON_DIR not in sys.path:
     sys.path.insert(0, WORKFLOW_PYTHON_DIR)
 
-from cookproc.core.config_schema import validate_config  # noqa: E402 (needs the path above)
+from cookproc.core.config_schema import optional_path, validate_config  # noqa: E402 (needs the path above)
 from cookproc.core.deps import STORE as WORKFLOW_STORE  # noqa: E402
 from cookproc.corpus import corpus_files, shard_files  # noqa: E402
 from cookproc.subtitles import SUBTITLE_EXTENSIONS  # noqa: E402
@@ -175,9 +175,8 @@ def per_listed_video(pattern):
 
 # Input functions of user procedures (rules/user.smk).
 # Snakemake reads nested --config values as strings, so `--config 'user={tuple_model: none}'` gives
-# "none": there "none" and "null" mean no model, as `cookproc extract --tuples none` does.
-USER = {**config["user"], **{key: None for key in ("keyclip_model", "tuple_model")
-                             if str(config["user"].get(key)).lower() in ("none", "null")}}
+# "none": "none" and "null" mean no model, here and in `cookproc extract --tuples none`.
+USER = {**config["user"], **{key: optional_path(config["user"].get(key)) for key in ("keyclip_model", "tuple_model")}}
 
 
 USER_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"

@@ -49,6 +49,20 @@ def test_json_with_progress_bar_follows_the_schema(inputs):
     assert document["settings"]["lexicon"] == "cooking.lst" and document["settings"]["lexicon_size"] == len(LEXICON)
 
 
+def test_null_and_none_in_any_case_ask_for_no_trained_model(inputs):
+    """`--keyclips NULL --tuples None` means what `--keyclips none` does (as in the rules'
+    `--config`): the SRL extractor decides and extracts; no folder named "NULL" is looked for."""
+    from cookproc.cli import main
+
+    out = inputs / "soup-null.json"
+    assert main(["extract", str(inputs / "soup.vtt"), "--lexicon", str(inputs / "cooking.lst"),
+                 "--keyclips", "NULL", "--tuples", "None", "-o", str(out)]) == 0
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert document["key_clips_by"] == document["extractor"] == "srl-heur-spacy"
+    assert document["settings"]["keyclip_model"] is None and document["settings"]["tuple_model"] is None
+    assert [c["is_key"] for c in document["clips"]] == [False, True, True, True]
+
+
 @pytest.mark.slow
 def test_markdown_to_stdout_with_a_workflow_configs_settings(inputs):
     # A config's relative paths are read from its own folder; its user section sets the clip cutting.

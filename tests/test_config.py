@@ -6,7 +6,7 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from cookproc.core.config_schema import CONFIG_SCHEMA, validate_config
+from cookproc.core.config_schema import CONFIG_SCHEMA, optional_path, validate_config
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(CONFIG_SCHEMA)
@@ -87,6 +87,12 @@ def test_numbers_given_as_strings_on_the_command_line_are_read_as_numbers():
         validate_config({"keyclips": {"neural": {"finetune": {"layers": "2.5"}}}})
     with pytest.raises(ValueError, match=r"user\.max_clip_s"):
         validate_config({"user": {"max_clip_s": "true"}})
+
+
+def test_none_and_null_strings_mean_no_file():
+    """`--config 'user={tuple_model: none}'` hands over the string 'none'; a path stays a path."""
+    assert [optional_path(v) for v in (None, "none", "NULL", " None ")] == [None] * 4
+    assert [optional_path(v) for v in ("results/models/x", "nonesuch", "")] == ["results/models/x", "nonesuch", ""]
 
 
 def test_a_stored_validation_fills_the_same_config_and_never_passes_a_bad_one(tmp_path, monkeypatch):

@@ -18,6 +18,7 @@ import os
 import sys
 from pathlib import Path
 
+from cookproc.core.config_schema import optional_path
 from cookproc.core.errors import InputError
 
 #: The checkout's folder: the workflow's working directory, which default config paths are relative to.
@@ -71,12 +72,12 @@ def parser() -> argparse.ArgumentParser:
     extract.add_argument("--keyclips", metavar="DIR",
                          help="the trained key-clip selector's folder (default: the config's user.keyclip_model, "
                               "results/models/keyclips-neural-text, built by `snakemake -c2 "
-                              "results/models/keyclips-neural-text`); 'none': the SRL extractor's rule decides "
+                              "results/models/keyclips-neural-text`); 'none' or 'null': the SRL extractor's rule decides "
                               "(and, without --tuples, the SRL extractor gives the tuples)")
     extract.add_argument("--tuples", metavar="DIR",
                          help="a trained tuple extractor for the verbs and arguments (default: the config's "
                               "user.tuple_model, results/models/tuples-supervised-text, built by `snakemake -c2 "
-                              "results/models/tuples-supervised-text`); 'none': the SRL extractor (--model)")
+                              "results/models/tuples-supervised-text`); 'none' or 'null': the SRL extractor (--model)")
     extract.add_argument("--model", metavar="NAME",
                          help=f"the SRL extractor of the verbs and arguments: one of {', '.join(MODELS)} (default: "
                               "the config's user.extractor-user.srl_backend, srl-heur-spacy), used instead of the "
@@ -113,14 +114,14 @@ def extract(args: argparse.Namespace) -> None:
     if args.model:
         section["extractor"], section["srl_backend"] = parse_model(args.model)
     if args.keyclips:
-        section["keyclip_model"] = None if args.keyclips.lower() == "none" else args.keyclips
+        section["keyclip_model"] = optional_path(args.keyclips)
     elif section["keyclip_model"]:
         section["keyclip_model"] = _relative_to(base, section["keyclip_model"])
     # Naming an SRL extractor, or leaving the key clips to its rule, asks for the SRL extractor's
     # tuples: the trained tuple extractor has no key-clip rule.
-    srl_asked = bool(args.model) or (args.keyclips or "").lower() == "none"
+    srl_asked = bool(args.model) or (args.keyclips is not None and optional_path(args.keyclips) is None)
     if args.tuples:
-        section["tuple_model"] = None if args.tuples.lower() == "none" else args.tuples
+        section["tuple_model"] = optional_path(args.tuples)
     elif srl_asked:
         section["tuple_model"] = None
     elif section.get("tuple_model"):

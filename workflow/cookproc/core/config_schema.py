@@ -58,6 +58,12 @@ def _store_key(config: dict, schema: Path) -> str | None:
     return f"config {schema.name} {digest.hexdigest()}"
 
 
+def optional_path(value):
+    """``value``, or None where it says "no file": None, "none" or "null" (any case). Snakemake's
+    ``--config`` and the ``cookproc`` command's options hand these words over as strings."""
+    return None if value is None or str(value).strip().lower() in ("none", "null") else value
+
+
 _SCALAR_TYPES = {"integer": int, "number": (int, float), "boolean": bool}
 
 
