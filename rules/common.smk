@@ -80,6 +80,15 @@ def upstream(path):
     return os.path.join(UPSTREAM, path)
 
 
+def files_in(folder):
+    """Every file under a data folder, as inputs. Snakemake compares a file by checksum when its
+    modification time is newer, but a folder only by that time: a mirror copied again with the same
+    bytes would rerun everything. A folder not there yet (to be downloaded) stays one input."""
+    if not os.path.isdir(folder):
+        return [folder]
+    return sorted(os.path.join(top, name) for top, _, names in os.walk(folder) for name in names)
+
+
 def upstream_root(wildcards, input):
     """The upstream folder, read off the rule's first upstream file, input.files (not a hard-coded prefix)."""
     return os.path.normpath(input.files[0][: -len(UPSTREAM_FILES[0])])

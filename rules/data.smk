@@ -28,7 +28,7 @@ rule verify_upstream:
     "Check the upstream benchmark files against the pinned checksums."
     input:
         files=[upstream(f) for f in UPSTREAM_FILES],
-        folders=[upstream(f) for f in UPSTREAM_FOLDERS],
+        folders=[path for f in UPSTREAM_FOLDERS for path in files_in(upstream(f))],
         checksums=UPSTREAM_CHECKSUMS,
     output:
         "results/dataset/upstream-checksums.tsv",

@@ -10,7 +10,7 @@ KIDDON = config["kiddon"]
 rule kiddon_train:
     "Train the Kiddon et al. (2015) segmenter by hard EM on every transcript."
     input:
-        transcripts=upstream("youcook2/transcript"),
+        transcripts=files_in(upstream("youcook2/transcript")),
         lexicon=upstream("youcook2/1.2.cooking_vocab.strict_filtered.unsorted.lst"),
         verified="results/dataset/upstream-checksums.tsv",
         wordnet=config["resources"]["nltk_data"],
@@ -19,6 +19,7 @@ rule kiddon_train:
         iterations="results/kiddon/iterations.parquet",
     params:
         code=code_fingerprint("kiddon_train"),
+        transcripts_dir=upstream("youcook2/transcript"),
         iterations=KIDDON["iterations"],
         settings={
             "ignore_words": KIDDON["ignore_words"],

@@ -16,12 +16,13 @@ wildcard_constraints:
 rule srl_corpus:
     "Span-SRL training corpus rebuilt from PropBank on the EWT treebank (official split)."
     input:
-        root=SRL["propbank_ewt_dir"],
+        files_in(SRL["propbank_ewt_dir"]),
     output:
         corpus="results/srl/corpus/ewt.parquet",
         report="results/srl/corpus/alignment.txt",
     params:
         code=code_fingerprint("srl_corpus"),
+        root=SRL["propbank_ewt_dir"],
         min_pos_agreement=SRL["min_pos_agreement"],
     log:
         "logs/srl/srl_corpus.log",
@@ -230,7 +231,7 @@ rule srl_agreement:
 rule lexicon_rebuild:
     "Rebuild the cooking lexicon from the captions of the non-benchmark videos."
     input:
-        captions=upstream("youcook2/split"),
+        captions=files_in(upstream("youcook2/split")),
         clips="results/dataset/clips.parquet",
         upstream_lexicon=upstream(SRL["upstream_lexicon"]),
         wordnet=config["resources"]["nltk_data"],
@@ -240,6 +241,7 @@ rule lexicon_rebuild:
         overlap="results/lexicon/overlap.tsv",
     params:
         code=code_fingerprint("lexicon_rebuild"),
+        captions_dir=upstream("youcook2/split"),
         lexicon_min_count=SRL["lexicon_min_count"],
     log:
         "logs/srl/lexicon_rebuild.log",

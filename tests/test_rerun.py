@@ -408,6 +408,22 @@ def test_a_checkout_moved_with_its_results_plans_nothing(sandbox, work, tmp_path
     assert planned(log) == {}, reasons(log)
 
 
+def test_data_folders_copied_again_with_the_same_bytes_plan_nothing(sandbox, work):
+    """The upstream mirror and the EWT corpus copied again (every file and folder newer than the
+    results, same bytes): files are compared by checksum, so nothing reruns."""
+    folders = [sandbox.upstream, sandbox.root / "propbank-ewt"]
+    saved = {path: path.stat() for folder in folders for path in [folder, *folder.rglob("*")]}
+    assert len(saved) > 20
+    try:
+        for path in saved:
+            os.utime(path, None)
+        log = sandbox.snakemake(work, "--dry-run")
+    finally:
+        for path, st in saved.items():
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert planned(log) == {}, reasons(log)
+
+
 # ----------------------------------------------------------------------------- intermediates
 CLIPS = Path("results/dataset/clips.parquet")
 

@@ -9,7 +9,7 @@ from cookproc.wordnet import has_verb_synset
 
 with script_logging(snakemake) as log:
     started = time.perf_counter()
-    documents = read_transcripts(snakemake.input.transcripts)
+    documents = read_transcripts(snakemake.params.transcripts_dir)
     lexicon = read_lexicon_words(snakemake.input.lexicon)
     corpus = corpus_sentences(documents)
     log.info("read %d transcripts: %d sentences (%d distinct); lexicon of %d words",

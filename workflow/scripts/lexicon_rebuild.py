@@ -7,7 +7,7 @@ with script_logging(snakemake) as log:
     from cookproc.srl.baselines import read_lexicon_lines
 
     benchmark_videos = sorted(set(read_parquet(snakemake.input.clips, CLIPS).column("video_id").to_pylist()))
-    counts, n_videos, n_captions = count_first_words(snakemake.input.captions, benchmark_videos)
+    counts, n_videos, n_captions = count_first_words(snakemake.params.captions_dir, benchmark_videos)
     lexicon = build_lexicon(counts, min_count=snakemake.params.lexicon_min_count)
     atomic_write_text(snakemake.output.lexicon, "".join(w + "\n" for w in lexicon))
     atomic_write_text(snakemake.output.counts, "word\tcount\tin_lexicon\n" + "".join(

@@ -7,7 +7,7 @@ with script_logging(snakemake) as log:
     from cookproc.core.schemas import atomic_write_text, write_parquet
     from cookproc.srl.corpus import CORPUS_KEYS, SRL_CORPUS, build_corpus
 
-    rows, report = build_corpus(snakemake.input.root, min_pos_agreement=snakemake.params.min_pos_agreement)
+    rows, report = build_corpus(snakemake.params.root, min_pos_agreement=snakemake.params.min_pos_agreement)
     write_parquet(pa.Table.from_pylist(rows, schema=SRL_CORPUS), snakemake.output.corpus, SRL_CORPUS,
                   sort_keys=CORPUS_KEYS)
     atomic_write_text(snakemake.output.report, report.as_text())
