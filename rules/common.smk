@@ -89,6 +89,14 @@ def files_in(folder):
     return sorted(os.path.join(top, name) for top, _, names in os.walk(folder) for name in names)
 
 
+def folder_of(key, folder):
+    """The data folder whose files_in() are input ``key``, read off that input when the job runs (not
+    a hard-coded path: Snakemake may relocate inputs, e.g. without a shared file system)."""
+    first = files_in(folder)[0]
+    suffix = first[len(folder):]  # "" when the folder itself is the input (still to be downloaded)
+    return lambda wildcards, input: os.path.normpath(input[key][0][: len(input[key][0]) - len(suffix)])
+
+
 def upstream_root(wildcards, input):
     """The upstream folder, read off the rule's first upstream file, input.files (not a hard-coded prefix)."""
     return os.path.normpath(input.files[0][: -len(UPSTREAM_FILES[0])])

@@ -19,7 +19,7 @@ rule kiddon_train:
         iterations="results/kiddon/iterations.parquet",
     params:
         code=code_fingerprint("kiddon_train"),
-        transcripts_dir=upstream("youcook2/transcript"),
+        transcripts_dir=folder_of("transcripts", upstream("youcook2/transcript")),
         iterations=KIDDON["iterations"],
         settings={
             "ignore_words": KIDDON["ignore_words"],

@@ -16,13 +16,13 @@ wildcard_constraints:
 rule srl_corpus:
     "Span-SRL training corpus rebuilt from PropBank on the EWT treebank (official split)."
     input:
-        files_in(SRL["propbank_ewt_dir"]),
+        ewt=files_in(SRL["propbank_ewt_dir"]),
     output:
         corpus="results/srl/corpus/ewt.parquet",
         report="results/srl/corpus/alignment.txt",
     params:
         code=code_fingerprint("srl_corpus"),
-        root=SRL["propbank_ewt_dir"],
+        root=folder_of("ewt", SRL["propbank_ewt_dir"]),
         min_pos_agreement=SRL["min_pos_agreement"],
     log:
         "logs/srl/srl_corpus.log",
@@ -241,7 +241,7 @@ rule lexicon_rebuild:
         overlap="results/lexicon/overlap.tsv",
     params:
         code=code_fingerprint("lexicon_rebuild"),
-        captions_dir=upstream("youcook2/split"),
+        captions_dir=folder_of("captions", upstream("youcook2/split")),
         lexicon_min_count=SRL["lexicon_min_count"],
     log:
         "logs/srl/lexicon_rebuild.log",
