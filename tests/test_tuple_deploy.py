@@ -1,6 +1,6 @@
 """The deployed text-only supervised tuple extractor (cookproc.supervised.deploy): saved without
-pickles, refitted on load as a cross-validation fold with the new clips held out, refused when the
-artifact does not match, and plugged into the procedures."""
+pickles, scored as a cross-validation fold with the new clips held out (what does not depend on them
+fitted once, at build), refused when the artifact does not match, and plugged into the procedures."""
 from __future__ import annotations
 
 import json
@@ -36,7 +36,8 @@ def _artifact(tmp_path, clips, settings=SETTINGS, vectors=True):
             "training": {"n_clips": len(clips), "n_videos": clips["video_id"].nunique(),
                          "n_recipes": clips["recipe"].nunique(), "n_train": int((~inner).sum()),
                          "n_val": int(inner.sum())}}
-    deploy.save_extractor(tmp_path / "model", deploy.training_table(clips, fold, inner), srl, vectors_path, meta)
+    deploy.save_extractor(tmp_path / "model", deploy.training_table(clips, fold, inner), srl, vectors_path, meta,
+                          lemma=lemma)
     return tmp_path / "model"
 
 
@@ -75,10 +76,48 @@ def test_a_videos_tuples_do_not_depend_on_the_other_files_of_the_call(artifact):
     assert model.extract(first, ["a", "a"], [[]] * 2, vectors[:2], lemma=lemma) == alone_a
 
 
+NESTED = SETTINGS | {"selection": {"candidates": {
+    "boosting": [{"max_iter": 15, "learning_rate": 0.2, "max_leaf_nodes": 7},
+                 {"max_iter": 30, "learning_rate": 0.1, "max_leaf_nodes": 3}],
+    "verb_classifier": [True, False]}}}
+
+
+@pytest.mark.parametrize("settings", [SETTINGS, NESTED], ids=["one-candidate", "nested-selection"])
+def test_what_was_fitted_once_gives_the_tuples_of_fitting_everything_again(tmp_path, settings):
+    clips = unsaid_verb_clips()
+    model = deploy.TupleExtractor.load(_artifact(tmp_path, clips, settings=settings))
+    fitted = model.meta["fitted"]
+    assert model.classifier_probabilities.shape == (len(clips), len(fitted["classifier_verbs"]))
+    if settings is NESTED:
+        assert set(fitted["choices"]["verbs"]) == {"max_iter", "learning_rate", "max_leaf_nodes", "verb_classifier"}
+    sentences = ["now chop the onion to the pan", "these are the garlic we bought", "and stir the rice",
+                 "hello friends welcome back", "pour the sugar"]
+    videos, frames, vectors = ["a", "a", "a", "b", "b"], [[]] * 5, _vectors(5)
+    stored = model.extract(sentences, videos, frames, vectors, lemma=lemma)
+    # Every fit again, nested selection included: the cross-validation fold the artifact stands for.
+    everything, _ = model._score(sentences, videos, frames, vectors, lemma=lemma)
+    assert stored == (everything["verbs"][len(clips):], everything["arguments"][len(clips):])
+    assert any(stored[0]) and any(stored[1])
+
+
+def test_stored_classifier_probabilities_that_do_not_match_are_refused(artifact, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(artifact, copy)
+    meta = json.loads((copy / "model.json").read_text())
+    meta["fitted"]["classifier_verbs"] = meta["fitted"]["classifier_verbs"] + ["zest"]
+    (copy / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(InputError, match=r"classifier.parquet.*lists 3 verbs|classifier.parquet.*verbs"):
+        deploy.TupleExtractor.load(copy)
+    (copy / "classifier.parquet").unlink()
+    with pytest.raises(InputError, match="missing classifier.parquet"):
+        deploy.TupleExtractor.load(copy)
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda meta: meta | {"format": "other"}, "format 'other'"),
     (lambda meta: meta | {"format_version": 99}, "format version 99"),
     (lambda meta: {k: v for k, v in meta.items() if k != "lexicon"}, "no 'lexicon'"),
+    (lambda meta: {k: v for k, v in meta.items() if k != "fitted"}, "no 'fitted'"),
 ])
 def test_a_mismatched_artifact_is_refused_naming_the_file(artifact, tmp_path, change, message):
     copy = tmp_path / "copy"
@@ -149,4 +188,5 @@ def test_the_model_card_gives_the_cross_validated_cells_with_intervals(artifact)
     meta = json.loads((artifact / "model.json").read_text())
     card = deploy.model_card("tuples-supervised-text", meta, cells, bootstrap, 12.0)
     assert "| verbs (exact) | " in card and f"{f1['verbs']['value']:.1f} [{f1['verbs']['ci_low']:.1f}" in card
-    assert "no pickled model is stored" in card and "--tuples" in card
+    assert "No pickled model is stored" in card and "--tuples" in card
+    assert f"- verbs: learning_rate 0.2, max_iter 15, max_leaf_nodes 7, threshold {meta['fitted']['thresholds']['verbs']}" in card
