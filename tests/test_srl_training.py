@@ -139,3 +139,14 @@ def test_the_padded_bilstm_equals_the_packed_one_in_outputs_and_gradients():
     assert torch.count_nonzero(padded * words) > 0.9 * words.sum() * 12
     for name, param in head.lstm.named_parameters():
         assert torch.allclose(param.grad, reference_grads[name], atol=1e-5), name
+
+
+def test_training_twice_with_two_threads_gives_identical_weights():
+    """Same data, seed and thread count: the same weights (the tagger a workflow rerun keeps)."""
+    prep = tiny_prepared()
+    cfg = T.TaggerTrainConfig(epochs=6, batch_size=2, learning_rate=1e-2, hidden=16, projection=32, dropout=0.3,
+                              seed=5, threads=2)
+    first, _ = T.train(prep, cfg, n_layers=2, dim=8)
+    second, _ = T.train(prep, cfg, n_layers=2, dim=8)
+    a, b = first.head.state_dict(), second.head.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
