@@ -190,3 +190,15 @@ def test_the_model_card_gives_the_cross_validated_cells_with_intervals(artifact)
     assert "| verbs (exact) | " in card and f"{f1['verbs']['value']:.1f} [{f1['verbs']['ci_low']:.1f}" in card
     assert "No pickled model is stored" in card and "--tuples" in card
     assert f"- verbs: learning_rate 0.2, max_iter 15, max_leaf_nodes 7, threshold {meta['fitted']['thresholds']['verbs']}" in card
+
+
+def test_building_twice_writes_identical_files(artifact, tmp_path):
+    again = _artifact(tmp_path, unsaid_verb_clips())
+    names = sorted(p.name for p in artifact.iterdir())
+    assert names == sorted(p.name for p in again.iterdir()) and "classifier.parquet" in names
+    for name in names:
+        before, after = (artifact / name).read_bytes(), (again / name).read_bytes()
+        if name == "model.json":  # it names its own folder
+            before, after = (json.loads(x) for x in (before, after))
+            before.pop("path"), after.pop("path")
+        assert before == after, name

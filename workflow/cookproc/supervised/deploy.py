@@ -225,8 +225,10 @@ def fit_once(model: "TupleExtractor", *, lemma=None) -> tuple[dict, np.ndarray |
     settings = model.meta["settings"]
     fitted = {"choices": {name: _choice(info[name], settings) for name in FIELDS},
               "thresholds": {name: info[name]["threshold"] for name in FIELDS},
-              "classifier_verbs": record.get("verbs"), "seconds": round(time.perf_counter() - start, 1)}
-    log.info("fitted once: %s", {k: v for k, v in fitted.items() if k != "classifier_verbs"})
+              "classifier_verbs": record.get("verbs")}
+    # Not in model.json: the same inputs must give the same files.
+    log.info("fitted once in %.1f s: %s", time.perf_counter() - start,
+             {k: v for k, v in fitted.items() if k != "classifier_verbs"})
     probabilities = record.get("probabilities")
     return fitted, None if probabilities is None else probabilities[:len(model.training)]
 
