@@ -275,8 +275,6 @@ class TupleExtractor:
         in time order). ``frames``: each sentence's SRL frames from the artifact's backend, as
         :func:`cookproc.supervised.clipfeatures.read_srl` gives them; ``vectors``: the sentences'
         frozen vectors when the artifact's verb classifier reads them (:attr:`encoder`)."""
-        if "fitted" not in self.meta:
-            raise RuntimeError(f"{self.path}: not fitted (fit_once)")
         if (vectors is None) != (self.vectors is None):
             raise ValueError("the extractor's verb classifier reads sentence vectors: give them"
                              if vectors is None else "this extractor reads no sentence vectors")
