@@ -22,6 +22,9 @@ rule corpus_shard:
         code=code_fingerprint("corpus_shard"),
         shards=CORPUS_SHARDS,
         **USER_SETTINGS,
+    # One core a shard: scale out with corpus.shards. torch, BLAS and the boosting's OpenMP are held
+    # to this (cookproc.core.threads); they would otherwise each start a thread per core.
+    threads: 1
     log:
         f"logs/corpus/corpus_shard/{CORPUS['name']}/{{shard}}-of-{CORPUS_SHARDS}.log",
     benchmark:

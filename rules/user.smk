@@ -20,6 +20,8 @@ rule user_procedures:
     params:
         code=code_fingerprint("procedures_extract"),
         **USER_SETTINGS,
+    # torch, BLAS and the boosting's OpenMP are held to these (cookproc.core.threads).
+    threads: 2
     log:
         "logs/user/user_procedures/{name}.log",
     conda:
