@@ -4,9 +4,10 @@
     .venv/bin/python bench/srl_cost.py --base 54add3b --every 5  # a larger slice of EWT
     .venv/bin/python bench/srl_cost.py --base 54add3b --no-labelling  # train_srl's work only
     .venv/bin/python bench/srl_cost.py --base 54add3b --epochs 3      # both with 3 epochs per head
+    .venv/bin/python bench/srl_cost.py --base 54add3b --threads 1     # one core each (taskset -c N)
 
 Exports ``--base`` (``git archive``) and the current tree, then runs, for each in turn and in a
-process of its own that imports that checkout's ``cookproc`` (PYTHONPATH), with 2 threads:
+process of its own that imports that checkout's ``cookproc`` (PYTHONPATH), with ``--threads`` (2):
   - train_srl's steps on a slice of EWT (every ``--every``-th document of each split, from
     results/srl/corpus/ewt.parquet): preparation (spaCy, encoder features), training with the
     checkout's own `srl:` settings (config.yaml: epochs, heads, ...; ``--epochs`` sets the epochs
@@ -35,7 +36,7 @@ CORPUS = REPO / "results" / "srl" / "corpus" / "ewt.parquet"
 CLIPS = REPO / "results" / "dataset" / "clips.parquet"
 
 
-def worker(checkout: Path, every: int, epochs: int | None, labelling: bool, out: Path) -> None:
+def worker(checkout: Path, every: int, epochs: int | None, labelling: bool, threads: int, out: Path) -> None:
     """Runs inside the checkout's interpreter path: train on the slice, score, label the benchmark."""
     import torch
     import yaml
@@ -46,11 +47,11 @@ def worker(checkout: Path, every: int, epochs: int | None, labelling: bool, out:
     from cookproc.srl.training import TaggerTrainConfig, evaluate, prepare, train_ensemble
     from cookproc.srl.word_encoder import WordEncoder
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads)
     settings = yaml.safe_load((checkout / "config.yaml").read_text())["srl"]
     names = {f.name for f in dataclasses.fields(TaggerTrainConfig)}
     cfg = TaggerTrainConfig(**{k: v for k, v in settings.items() if k in names - {"predicate_tags"}},
-                            threads=2, predicate_tags=tuple(settings["predicate_tags"]))
+                            threads=threads, predicate_tags=tuple(settings["predicate_tags"]))
     if epochs:
         cfg = dataclasses.replace(cfg, epochs=epochs)
     rows = read_parquet(CORPUS, SRL_CORPUS).to_pylist()
@@ -84,11 +85,12 @@ def main() -> int:
     parser.add_argument("--epochs", type=int, help="epochs per head for both (default: each checkout's config)")
     parser.add_argument("--no-labelling", dest="labelling", action="store_false",
                         help="skip srl_parse_tagger's work (labelling the benchmark sentences)")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads of both runs")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.every, args.epochs, args.labelling, args.out)
+        worker(args.worker, args.every, args.epochs, args.labelling, args.threads, args.out)
         return 0
     if not args.base:
         parser.error("--base is required")
@@ -103,7 +105,8 @@ def main() -> int:
             out = tmp / f"{name}.json"
             env = dict(os.environ, PYTHONPATH=str(src / "workflow"))
             subprocess.run([sys.executable, __file__, "--worker", str(src), "--every", str(args.every),
-                            "--out", str(out)] + ([] if args.labelling else ["--no-labelling"])
+                            "--threads", str(args.threads), "--out", str(out)]
+                           + ([] if args.labelling else ["--no-labelling"])
                            + (["--epochs", str(args.epochs)] if args.epochs else []),
                            cwd=REPO, env=env, check=True)
             results[name] = json.loads(out.read_text())
@@ -122,7 +125,8 @@ def main() -> int:
     print(f"| train_srl's work (preparation + training) | {b:.1f} | {c:.1f} | {c / b:.2f} |")
     print(f"\ntest span F1 on the slice: base {base['test_f1']:.4f} ({base['heads']} heads x {base['epochs']} "
           f"epochs), current {current['test_f1']:.4f} ({current['heads']} heads x {current['epochs']} epochs)")
-    print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{args.threads} torch thread(s) each; load average after: {load}; {os.cpu_count()} CPUs")
     return 0
 
 
