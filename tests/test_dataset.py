@@ -1,4 +1,4 @@
-"""Parsing the benchmark CSV: values as SPEC.md §2 says, and errors that name file, line and column."""
+"""Parsing the benchmark CSV: values as docs/protocol.md §2 says, and errors that name file, line and column."""
 import csv
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""The paper's numbers (SPEC.md §5) from the upstream prediction files on the real mirror, cell by cell."""
+"""The paper's numbers (docs/protocol.md §5) from the upstream prediction files on the real mirror, cell by cell."""
 from pathlib import Path
 
 import pytest
@@ -9,7 +9,7 @@ from cookproc.tables import fmt, table4, table5
 
 REPO = Path(__file__).resolve().parents[1]
 
-# P / R / F1 per (field, mode): SPEC.md §5, SRL w/ heur.
+# P / R / F1 per (field, mode): docs/protocol.md §5, SRL w/ heur.
 SRL_HEUR = {
     "oracle": {("verbs", "exact"): "38.7 51.6 44.3", ("verbs", "fuzzy"): "45.2 60.3 51.6",
                ("verbs", "partial"): "47.3 63.1 54.1", ("arguments", "exact"): "1.6 3.3 2.2",

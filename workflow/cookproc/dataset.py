@@ -1,4 +1,4 @@
-"""The benchmark CSV (``youcook2/reviewed_0812.csv``) parsed into one row per clip (SPEC.md §2).
+"""The benchmark CSV (``youcook2/reviewed_0812.csv``) parsed into one row per clip (docs/protocol.md §2).
 
 Parsing follows upstream's evaluator exactly: gold verbs are the ``Verb`` cell split on ``,`` and
 ``;``; gold arguments are the five argument cells, each split on ``;``; every item stripped and

@@ -1,4 +1,4 @@
-"""The paper's scoring protocol (SPEC.md §3), to the letter, and fast.
+"""The paper's scoring protocol (docs/protocol.md §3), to the letter, and fast.
 
 Key clips: binary accuracy / precision / recall / F1 over all clips (positive class = key).
 
