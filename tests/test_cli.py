@@ -33,6 +33,7 @@ def inputs(tmp_path):
 
 @pytest.mark.slow
 def test_json_with_progress_bar_follows_the_schema(inputs):
+    (inputs / "out").mkdir()  # the command writes into an existing folder, never creates one
     proc = cookproc(inputs, "extract", "soup.vtt", "--lexicon", "cooking.lst", "-o", "out/soup.json", "--progress",
                     "--keyclips", "none")
     assert proc.returncode == 0, proc.stderr
