@@ -4,7 +4,6 @@ import html
 import logging
 import random
 import re
-import time
 
 import pytest
 
@@ -500,17 +499,14 @@ def _is_subsequence(word, text):
 
 
 def test_fuzz_the_reader_returns_input_words_or_an_input_error(tmp_path):
-    """Random and mutated SRT, WebVTT and transcript files (deterministic, a few hundred, a minute at
-    most): the reader either returns clips or raises InputError, never another exception. A file
+    """Random and mutated SRT, WebVTT and transcript files (300, from a fixed seed, each small): the
+    reader either returns clips or raises InputError, never another exception. A file
     left whole loses no word: the clips' words are exactly its cues' words in the reader's order
     (unless it was found rolling); a mutated one gets no invented word (each clip word's characters
     come, in order, from the decoded file). Clips stay under the sentence limit, in time order."""
     rng = random.Random(37)
     outcomes = {"whole": 0, "mutated": 0, "error": 0}
-    deadline = time.monotonic() + 60
-    for case in range(300):
-        if time.monotonic() > deadline:
-            break
+    for case in range(300):  # files of at most 12 cues of 8 words: seconds in all
         name, text, cues = _fuzz_file(rng)
         path = tmp_path / name
         path.write_text(text, encoding="utf-8")
@@ -538,4 +534,4 @@ def test_fuzz_the_reader_returns_input_words_or_an_input_error(tmp_path):
         if starts[0] is not None:
             assert starts == sorted(starts) and 0 <= starts[0] and starts[-1] <= 360000, (case, starts)
             assert all(c.end_s is None or c.end_s >= c.start_s for c in reading.clips), (case, reading.clips)
-    assert sum(outcomes.values()) >= 200 and min(outcomes.values()) >= 20, outcomes
+    assert min(outcomes.values()) >= 20, outcomes

@@ -372,10 +372,12 @@ def read_transcript(path: str | Path, *, drop_sound_tags: bool = True) -> list[C
         hours, minutes, seconds, sentence = match.groups()
         if int(minutes) > 59 or float(seconds) >= 60:
             raise SubtitleError(path, f"bad time in {line[:30]!r}: minutes and seconds must be below 60", line=n)
-        if hours and len(hours.lstrip("0")) > 6 or int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds) > MAX_TIME_S:
+        # The hours are bounded by their digits first: int() of thousands of digits is slow (or refused).
+        start = float("inf") if hours and len(hours.lstrip("0")) > 6 else \
+            int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds)
+        if start > MAX_TIME_S:
             raise SubtitleError(path, f"a time beyond {MAX_TIME_S // 3600} hours in {line[:30]!r}; no video is that "
                                       "long (a typo in the hours?)", line=n)
-        start = int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds)
         if cues and start < cues[-1].start_s:
             raise SubtitleError(path, f"time {format_time(start)} is before the previous line's "
                                       f"{format_time(cues[-1].start_s)} (line {cues[-1].line}); times must not decrease",
@@ -567,7 +569,8 @@ def segment_cues(cues: Sequence[Cue], *, segmentation: str = "sentence", max_cli
     last_end = max((c.end_s for c in ordered if c.end_s is not None), default=None)
     if apply:
         ordered = remove_rolling_repeats(ordered)
-    rolling = RollingCaptions(rolling_captions, evidence, apply, words_before - sum(len(_words(c.text)) for c in ordered))
+    words_removed = words_before - sum(len(_words(c.text)) for c in ordered)
+    rolling = RollingCaptions(rolling_captions, evidence, apply, words_removed)
     if apply:
         log.info("%s: rolling captions (%d of %d cue pairs repeat the previous cue's last words): removed %d "
                  "repeated words", path, evidence.repeating_pairs, evidence.cue_pairs, rolling.words_removed)
@@ -655,7 +658,8 @@ def limit_sentence_length(clips: Sequence[Clip], path: str | Path, *, max_chars:
             continue
         line = clip.lines[0]
         cue = f"cue {cue_of_line[line]}: " if cue_of_line and line in cue_of_line else ""
-        what = f"{cue}a sentence of {len(clip.sentence):,} characters, over the limit of {max_chars:,} (user.max_sentence_chars)"
+        what = (f"{cue}a sentence of {len(clip.sentence):,} characters, over the limit of {max_chars:,} "
+                "(user.max_sentence_chars)")
         if action == "error":
             raise SubtitleError(path, f"{what}; split it into sentences, or set user.long_sentences to cut", line=line)
         pieces = cut_long_sentence(clip, max_chars)
