@@ -242,7 +242,9 @@ def user_lexicon():
 # user_procedures and of the corpus shards alike, and the model files those settings read.
 # The key-clip selector reaches the scripts as an input only (input.keyclip_model).
 USER_SETTINGS = {key: USER[key] for key in ("segmentation", "max_clip_s", "drop_sound_tags", "extractor",
-                                            "srl_backend", "tagger_model", "device", "lowercase")}
+                                            "srl_backend", "tagger_model", "device", "lowercase",
+                                            "rolling_captions", "max_sentence_chars", "long_sentences",
+                                            "language", "other_language")}
 USER_MODELS = dict(
     tagger=[USER["tagger_model"]] if USER["srl_backend"] == "tagger" and USER["tagger_model"] else [],
     keyclip_model=[USER["keyclip_model"]] if USER["keyclip_model"] else [],

@@ -33,6 +33,7 @@ def inputs(tmp_path):
 
 @pytest.mark.slow
 def test_json_with_progress_bar_follows_the_schema(inputs):
+    (inputs / "out").mkdir()  # the command writes into an existing folder, never creates one
     proc = cookproc(inputs, "extract", "soup.vtt", "--lexicon", "cooking.lst", "-o", "out/soup.json", "--progress",
                     "--keyclips", "none")
     assert proc.returncode == 0, proc.stderr
@@ -104,6 +105,20 @@ def test_bad_input_is_a_clear_error_and_a_non_zero_exit(tmp_path, name, text, ar
     assert proc.stderr.startswith("cookproc extract: error: ") and message in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("output, message", [
+    ("/nonexistent/dir/x.json", "/nonexistent/dir/x.json: the output folder '/nonexistent/dir' does not exist"),
+    ("missing/x.md", "missing/x.md: the output folder 'missing' does not exist"),
+    ("soup.vtt/x.md", "soup.vtt/x.md: 'soup.vtt' is not a folder"),
+    (".", ".: is a folder; give a file name"),
+])
+def test_output_into_a_missing_folder_is_refused_and_nothing_created(inputs, output, message):
+    # The case: -o /nonexistent/dir/x.json used to create the folders silently.
+    proc = cookproc(inputs, "extract", "soup.vtt", "--lexicon", "cooking.lst", "--keyclips", "none", "-o", output)
+    assert proc.returncode == 1 and proc.stderr.startswith(f"cookproc extract: error: {message}"), proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stdout == ""
+    assert not Path("/nonexistent").exists() and sorted(p.name for p in inputs.iterdir()) == ["cooking.lst", "soup.vtt"]
 
 
 def test_usage_errors_exit_non_zero(tmp_path):

@@ -1,6 +1,7 @@
 """Procedures from a user's subtitles: clip cutting, the extractor interface, the procedure
 document and its schema, the workflow target."""
 import copy
+import dataclasses
 import json
 from fractions import Fraction
 
@@ -11,6 +12,7 @@ from cookproc.procedures import (DOCUMENT_SCHEMA, MODELS, ClipExtraction, Docume
                                  ProcedureTuple, frames_to_extraction, make_extractor, parse_model,
                                  procedure_document, procedure_documents, to_json, to_markdown, video_info,
                                  write_procedure)
+from cookproc.core.errors import InputError
 from cookproc.srl.frames import Chunk
 from cookproc.subtitles import Clip, SubtitleError, read_clips_and_segmentation
 from fixtures import make_workdir, run_snakemake
@@ -235,6 +237,96 @@ def test_untimed_documents_list_steps_by_line(tmp_path):
     assert doc["settings"]["lexicon_size"] == 2  # blank lines are no words
     assert [c["start"] for c in doc["clips"]] == ["--", "--"]
     assert "1. **line 2** chop (the onions)" in to_markdown(doc)
+
+
+# ----------------------------------------------------------------------------- issue 37: hostile and foreign input
+def render_html(markdown_text):
+    """The HTML a Markdown viewer makes of it: CommonMark with raw HTML allowed (markdown-it-py)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).render(markdown_text)
+
+
+def visible_text(html_text):
+    """What a reader sees of rendered HTML: tags removed, entities decoded."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", html_text))
+
+
+HOSTILE = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[click](javascript:alert(1))",
+           "![x](http://e.vil/x.png)", "`code` **bold** _it_ ~~gone~~ | a | b |", "&lt;b&gt; &amp;",
+           "line\n<script>alert(2)</script>\n# heading", "<!-- hidden -->", "<http://e.vil>", "\\*not em\\*"]
+
+
+def test_markdown_escapes_every_user_string():
+    clips = [Clip(float(i), float(i + 1), text, [i + 1]) for i, text in enumerate(HOSTILE)]
+    exts = [ClipExtraction(True, None, [text], [text], [ProcedureTuple(text, (text, "ok"))]) for text in HOSTILE]
+    doc = procedure_document("<b>name</b> [x](y)", clips, exts, source="a`b`<i>.vtt", video=None,
+                             extractor="srl-heur-spacy", settings=SETTINGS, segmentation="cue")
+    html_text = render_html(to_markdown(doc))
+    for tag in ("<script", "<img", "<a ", "<b>", "<i>", "<h1>heading", "<!--", "<del", "<table", "<code"):
+        assert tag not in html_text, tag
+    shown = visible_text(html_text)
+    for text in HOSTILE:  # every string is shown as it is (a line break as a space)
+        assert text.replace("\n", " ") in shown, text
+    assert "Procedure: <b>name</b> [x](y)" in shown and "From a`b`<i>.vtt" in shown
+    # The raw Markdown has no unescaped tag opener either.
+    assert "<script" not in to_markdown(doc).replace("\\<script", "")
+
+
+def test_hostile_cues_render_no_html(tmp_path):
+    # The issue's cases: encoded and raw tags in a cue, through the reader, the extractor and the Markdown.
+    vtt = ("WEBVTT\n\n00:01.000 --> 00:03.000\n&lt;script&gt;alert(1)&lt;/script&gt; Chop the onions.\n\n"
+           "00:03.000 --> 00:05.000\n<img src=x onerror=alert(1)>Add the salt &amp; pepper.\n\n"
+           "00:05.000 --> 00:07.000\nAdd [about two cups](javascript:alert(1)) of flour &lt;3\n")
+    path = tmp_path / "evil.vtt"
+    path.write_text(vtt, encoding="utf-8")
+    (tmp_path / "l.lst").write_text("chop\nadd\n", encoding="utf-8")
+
+    def labeller(texts):  # every sentence whole as the argument, so user text reaches the tuples too
+        return [[frame(("V", "add"), ("ARG1", t))] for t in texts]
+
+    settings = ProcedureSettings.from_config({"segmentation": "cue", "max_clip_s": 15.0, "drop_sound_tags": True,
+                                              "extractor": "srl", "srl_backend": "spacy", "tagger_model": None,
+                                              "device": "cpu", "lowercase": False})
+    [doc] = procedure_documents([path], settings, lexicon=tmp_path / "l.lst",
+                                extractor=make_extractor("srl", labeller=labeller, lowercase=False))
+    assert [c["sentence"] for c in doc["clips"]] == ["alert(1) Chop the onions.", "Add the salt & pepper.",
+                                                     "Add [about two cups](javascript:alert(1)) of flour <3"]
+    html_text = render_html(to_markdown(doc))
+    assert "<script" not in html_text and "<img" not in html_text and "<a " not in html_text
+    assert "Add [about two cups](javascript:alert(1)) of flour <3" in visible_text(html_text)
+
+
+CHINESE_SRT = ("1\n00:00:01,000 --> 00:00:06,000\n把洋葱切碎。加入黄油，搅拌至融化。\n\n"
+               "2\n00:00:06,000 --> 00:00:09,000\n现在我们把面粉和鸡蛋混合在一起！\n")
+
+
+def test_documents_record_what_reading_found_and_warn_in_markdown(tmp_path):
+    path = tmp_path / "zh.srt"
+    path.write_text(CHINESE_SRT, encoding="utf-8")
+    (tmp_path / "l.lst").write_text("chop\n", encoding="utf-8")
+    settings = ProcedureSettings.from_config({"segmentation": "auto", "max_clip_s": 15.0, "drop_sound_tags": True,
+                                              "extractor": "srl", "srl_backend": "spacy", "tagger_model": None,
+                                              "device": "cpu", "lowercase": True})
+    [doc] = procedure_documents([path], settings, lexicon=tmp_path / "l.lst",
+                                extractor=make_extractor("srl", labeller=lambda texts: [[] for _ in texts]))
+    assert doc["n_clips"] == 3 and doc["n_key_clips"] == 0  # cut at 。 and ！, not one merged clip
+    assert doc["input"]["language"]["detected"] == "zh" and doc["input"]["language"]["action"] == "warn"
+    assert doc["input"]["rolling_captions"]["applied"] is False
+    assert doc["settings"]["other_language"] == "warn" and doc["settings"]["max_sentence_chars"] == 2000
+    [warning] = doc["input"]["warnings"]
+    assert warning.startswith(f"{path}: the text looks like Chinese (zh)")
+    jsonschema.validate(json.loads(to_json(doc)), json.loads(DOCUMENT_SCHEMA.read_text(encoding="utf-8")))
+    md = to_markdown(doc)
+    assert "> Note: " in md and "looks like Chinese (zh)" in visible_text(render_html(md))
+    # Refusing: the message names the language, before any model or lexicon is loaded.
+    refuse = dataclasses.replace(settings, other_language="error", keyclip_model="no/such/model")
+    with pytest.raises(InputError, match=r"zh\.srt: the text looks like Chinese \(zh\) \(probability [01]\.\d\d\), "
+                                         r"not English \(en\)"):
+        procedure_documents([path], refuse, lexicon=tmp_path / "missing.lst")
 
 
 # ----------------------------------------------------------------------------- workflow target

@@ -1,8 +1,16 @@
-"""Subtitle and transcript parsing: cleaning, overlapping / rolling cues, sentence clips, errors."""
+"""Subtitle and transcript parsing: cleaning, overlapping / rolling cues, sentence clips, errors;
+nothing lost from an ordinary file (issue 37), and a fuzz test of the reader."""
+import html
+import logging
+import random
+import re
+
 import pytest
 
-from cookproc.subtitles import (Cue, SubtitleError, clean_text, format_time, read_subtitle_clips, read_subtitle_cues,
-                                read_transcript, remove_rolling_repeats, segment)
+from cookproc.core.errors import InputError
+from cookproc.subtitles import (Clip, Cue, RollingEvidence, SubtitleError, clean_text, cut_long_sentence, format_time,
+                                read_subtitle_clips, read_subtitle_cues, read_subtitles, read_transcript,
+                                remove_rolling_repeats, rolling_evidence, segment, split_sentences)
 
 SRT = """1
 00:00:01,000 --> 00:00:04,000
@@ -79,7 +87,7 @@ def test_vtt_rolling_and_overlapping_cues(tmp_path):
     path = write(tmp_path, "a.vtt", VTT)
     cues = read_subtitle_cues(path)
     assert [c.text for c in cues] == ["heat the oil", "heat the oil", "heat the oil in a large pot.", "Add the tomatoes."]
-    clips = read_subtitle_clips(path)
+    clips = read_subtitle_clips(path, rolling_captions="remove")
     # The repeated "heat the oil" of the rolling captions appears once; the overlapping last cue
     # (starts at 5 s, before the previous ends at 6 s) becomes the next clip.
     assert [c.sentence for c in clips] == ["heat the oil in a large pot.", "Add the tomatoes."]
@@ -194,3 +202,336 @@ def test_cue_after_video_end_is_an_error(tmp_path):
 def test_format_time():
     assert format_time(3723.46) == "01:02:03.5"
     assert format_time(None) == "--"
+
+
+# ----------------------------------------------------------------------------- issue 37: nothing lost
+def srt_file(tmp_path, cues, name="s.srt"):
+    """An SRT file of ``(start_s, end_s, text)`` cues."""
+    def ts(t):
+        ms = int(round(t * 1000))
+        return f"{ms // 3600000:02d}:{ms // 60000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
+    return write(tmp_path, name, "\n".join(f"{i}\n{ts(a)} --> {ts(b)}\n{text}\n" for i, (a, b, text) in enumerate(cues, 1)))
+
+
+def test_an_ordinary_file_keeps_every_word_and_repeated_sentence(tmp_path):
+    # The issue's cases: a cue starting with the word the previous one ended with, a second "Stir.",
+    # a repeated "Add the butter.", each within a second of the cue before; the last clip ends at 18 s.
+    cues = [(0.0, 2.0, "Now add the salt"), (2.2, 4.0, "Salt brings out the flavour."), (4.1, 6.0, "Stir."),
+            (6.1, 8.0, "Stir."), (8.1, 10.0, "Add the butter."), (10.1, 12.0, "Add the butter."),
+            (12.1, 15.0, "Cover the pan."), (15.1, 18.0, "Cover the pan and wait.")]
+    path = srt_file(tmp_path, cues)
+    reading = read_subtitles(path)
+    assert [c.sentence for c in reading.clips] == ["Now add the salt Salt brings out the flavour.", "Stir.", "Stir.",
+                                                   "Add the butter.", "Add the butter.", "Cover the pan.",
+                                                   "Cover the pan and wait."]
+    assert reading.clips[-1].end_s == 18.0
+    rolling = reading.checks["rolling_captions"]
+    # Two pairs repeat three words or more ("Add the butter.", "Cover the pan"): 2 of 7, not rolling.
+    assert rolling == {"mode": "auto", "cue_pairs": 7, "repeating_pairs": 2, "fraction": round(2 / 7, 4),
+                       "applied": False, "words_removed": 0}
+    assert reading.checks["warnings"] == []
+    # Asked to, the repeats go (the old behaviour), and the record says how many words.
+    reading = read_subtitles(path, rolling_captions="remove")
+    assert reading.checks["rolling_captions"]["applied"] and reading.checks["rolling_captions"]["words_removed"] == 8
+    assert [c.sentence for c in reading.clips] == ["Now add the salt brings out the flavour.", "Stir.", "Add the butter.",
+                                                   "Cover the pan.", "and wait."]
+
+
+@pytest.mark.slow
+def test_a_100000_cue_ordinary_file_keeps_all_its_sentences(tmp_path):
+    pool = ["Salt brings out the flavour.", "Stir.", "Add the butter.", "Chop the onions finely.",
+            "Heat the oil in a pan.", "Now add the salt.", "Let it simmer for ten minutes."]
+    rng = random.Random(0)
+    texts = [rng.choice(pool) for _ in range(100_000)]
+    path = srt_file(tmp_path, [(float(i), i + 0.9, t) for i, t in enumerate(texts)])
+    reading = read_subtitles(path)
+    assert [c.sentence for c in reading.clips] == texts
+    assert reading.clips[-1].end_s == 99_999.9
+    assert not reading.checks["rolling_captions"]["applied"]
+    assert reading.checks["rolling_captions"]["repeating_pairs"] > 5000  # the repeats were seen, and kept
+
+
+def youtube_auto_captions(lines, *, seconds=2.0):
+    """A WebVTT file as YouTube writes automatic captions: each cue shows the previous line and the
+    new one (karaoke timestamps in it), then a 10 ms cue holds the finished line."""
+    out = ["WEBVTT", "Kind: captions", "Language: en", ""]
+    def ts(t):
+        return f"{int(t // 3600):02d}:{int(t // 60 % 60):02d}:{t % 60:06.3f}"
+    for k, line in enumerate(lines):
+        start = k * seconds
+        words = line.split()
+        karaoke = words[0] + "".join(f"<{ts(start + 0.2 * (i + 1))}><c> {w}</c>" for i, w in enumerate(words[1:]))
+        shown = [lines[k - 1], karaoke] if k else [karaoke]
+        out += [f"{ts(start)} --> {ts(start + seconds)} align:start position:0%", *shown, ""]
+        out += [f"{ts(start + seconds)} --> {ts(start + seconds + 0.01)} align:start position:0%", line, ""]
+    return "\n".join(out)
+
+
+def test_rolling_auto_captions_are_recognised_and_their_repeats_removed(tmp_path, caplog):
+    lines = ["so today we are making a tomato soup", "first chop the onions and the garlic",
+             "then heat some oil in a large pot", "add the onions and cook them until soft",
+             "now add the tomatoes and some salt", "let it simmer for twenty minutes"]
+    path = write(tmp_path, "auto.vtt", youtube_auto_captions(lines))
+    with caplog.at_level(logging.INFO, logger="cookproc.subtitles"):
+        reading = read_subtitles(path)
+    assert [c.sentence for c in reading.clips] == lines  # unpunctuated: one clip per (de-duplicated) cue
+    rolling = reading.checks["rolling_captions"]
+    # 11 consecutive pairs; each 10 ms cue repeats its line, each new cue the previous line.
+    assert (rolling["cue_pairs"], rolling["repeating_pairs"], rolling["applied"]) == (11, 11, True)
+    repeated_words = sum(len(line.split()) for line in lines) + sum(len(line.split()) for line in lines[:-1])
+    assert rolling["words_removed"] == repeated_words
+    assert f"{path}: rolling captions (11 of 11 cue pairs repeat the previous cue's last words): removed " \
+           f"{repeated_words} repeated words" in caplog.text
+    assert reading.checks["warnings"][0].startswith(f"{path}: rolling captions")
+    # keep: nothing removed, even from rolling captions.
+    kept = read_subtitles(path, rolling_captions="keep")
+    assert not kept.checks["rolling_captions"]["applied"] and len(kept.clips) == 2 * len(lines)
+
+
+def test_rolling_evidence_needs_several_repeating_pairs():
+    cue = lambda t, text: Cue(t, t + 1.0, text, int(t) + 1)  # noqa: E731
+    two = [cue(0, "add the butter now"), cue(1, "add the butter now")]
+    assert rolling_evidence(two) == RollingEvidence(1, 1) and not rolling_evidence(two).rolling
+    rolling = [cue(i, f"w{i} x y z") if i % 2 == 0 else cue(i, f"x y z w{i}") for i in range(8)]
+    evidence = rolling_evidence(rolling)
+    assert evidence.repeating_pairs == 4 and evidence.cue_pairs == 7 and evidence.rolling
+    # A gap of more than a second between the cues: not rolling.
+    assert rolling_evidence([Cue(c.start_s * 3, c.start_s * 3 + 1, c.text, c.line) for c in rolling]).repeating_pairs == 0
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("Add [about two cups] of flour", "Add [about two cups] of flour"),
+    ("[Music] Stir it [upbeat music playing]", "Stir it"),
+    ("(laughs) that went well (applause)", "that went well"),
+    ("Fold in (gently) the egg whites", "Fold in (gently) the egg whites"),
+    ("Now [sound of the blender] it is smooth", "Now [sound of the blender] it is smooth"),
+    ("♪ la la ♪ [MUSIC]", "la la"),
+])
+def test_only_whole_sound_descriptions_are_dropped(text, kept):
+    assert clean_text(text) == kept
+    assert clean_text(text, drop_sound_tags=False) == text
+
+
+def test_bracketed_words_survive_to_the_clips(tmp_path):
+    path = srt_file(tmp_path, [(0.0, 2.0, "Add [about two cups] of flour."), (2.0, 4.0, "[Music]")])
+    assert [c.sentence for c in read_subtitle_clips(path)] == ["Add [about two cups] of flour."]
+
+
+def test_entities_are_decoded_before_markup_is_removed():
+    assert clean_text("&lt;script&gt;alert(1)&lt;/script&gt; stir") == "alert(1) stir"
+    assert clean_text("<img src=x onerror=alert(1)>Stir") == "Stir"
+    # A "<" that opens no tag is text.
+    assert clean_text("if x &lt; 5 and y &gt; 3") == "if x < 5 and y > 3"
+    assert clean_text("I <3 it") == "I <3 it"
+
+
+@pytest.mark.parametrize("name, text", [
+    ("a.srt", "1\n00:00:01,000 --> 00:00:02,000\nMix a --> b then\nmore --> text\n\n2\n00:00:03,000 --> 00:00:04,000\nok.\n"),
+    ("a.vtt", "WEBVTT\n\n00:01.000 --> 00:02.000\nMix a --> b then\nmore --> text\n\n"
+              "c2\n00:03.000 --> 00:04.000\nok.\n"),
+])
+def test_an_arrow_in_cue_text_is_text(tmp_path, name, text):
+    cues = read_subtitle_cues(write(tmp_path, name, text))
+    assert [(c.start_s, c.text) for c in cues] == [(1.0, "Mix a --> b then more --> text"), (3.0, "ok.")]
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("big.srt", "1\n00:00:01,000 --> 00:00:02,000\nok.\n\n2\n99999999999:00:00,000 --> 99999999999:00:01,000\nlate.\n",
+     r"big\.srt, line 6: cue 2: a time beyond 100 hours in '99999999999:00:00,000 --> 99999999999:00:01,000'"),
+    ("big.vtt", "WEBVTT\n\n100:00:00.001 --> 100:00:01.000\nlate.\n",
+     r"big\.vtt, line 3: cue 1: a time beyond 100 hours"),
+    ("huge.srt", "1\n" + "9" * 5000 + ":00:00,000 --> 00:00:01,000\nx.\n", r"huge\.srt, line 2: cue 1: a time beyond 100 hours"),
+    ("big.txt", "[00:01] ok\n[99999999999:00:00] late\n", r"big\.txt, line 2: a time beyond 100 hours"),
+])
+def test_times_beyond_100_hours_are_refused(tmp_path, name, text, message):
+    with pytest.raises(SubtitleError, match=message):
+        read_subtitle_clips(write(tmp_path, name, text))
+
+
+def test_100_hours_is_accepted(tmp_path):
+    path = write(tmp_path, "edge.srt", "1\n99:59:59,000 --> 100:00:00,000\nlast words.\n")
+    assert read_subtitle_clips(path)[0].end_s == 360000.0
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("nul.srt", "1\n00:00:01,000 --> 00:00:02,000\nok.\n\n2\n00:00:03,000 --> 00:00:04,000\nchop the on\x00ions\n",
+     r"nul\.srt, line 7: cue 2: control character U\+0000 in the text; remove it \(NUL bytes usually mean a UTF-16"),
+    ("bell.vtt", "WEBVTT\n\n00:01.000 --> 00:02.000\nstir\x07 it\n", r"bell\.vtt, line 4: cue 1: control character U\+0007"),
+    ("nul.txt", "[00:01] chop\n[00:02] the on\x00ions\n", r"nul\.txt, line 2: control character U\+0000"),
+    ("sep.srt", "1\n00:00:01,000 --> 00:00:02,000\nchop\u2028it\n", r"sep\.srt, line 3: cue 1: control character U\+2028"),
+])
+def test_control_characters_are_refused_naming_line_and_cue(tmp_path, name, text, message):
+    with pytest.raises(SubtitleError, match=message):
+        read_subtitle_clips(write(tmp_path, name, text))
+
+
+def test_utf16_file_is_refused(tmp_path):
+    path = tmp_path / "u16.srt"
+    path.write_bytes("1\n00:00:01,000 --> 00:00:02,000\nok.\n".encode("utf-16-le"))
+    with pytest.raises(SubtitleError, match=r"u16\.srt, line 1: control character U\+0000"):
+        read_subtitle_clips(path)
+
+
+def test_a_1mb_cue_is_cut_or_refused_before_any_parser(tmp_path, caplog):
+    words = "chop the onions and add a pinch of salt".split() * 25_000  # about 1 MB of text in one cue
+    text = " ".join(words)
+    path = write(tmp_path, "huge.srt", f"1\n00:00:01,000 --> 00:00:02,000\nStir.\n\n2\n00:00:03,000 --> 00:00:09,000\n{text}\n")
+    with caplog.at_level(logging.WARNING, logger="cookproc.subtitles"):
+        reading = read_subtitles(path, segmentation="cue")
+    pieces = reading.clips[1:]
+    assert all(len(c.sentence) <= 2000 for c in reading.clips) and len(pieces) >= len(text) // 2000
+    assert " ".join(c.sentence for c in pieces).split() == words  # every word kept, in order
+    assert [c.lines for c in pieces] == [[6]] * len(pieces)
+    starts = [c.start_s for c in pieces]
+    assert starts[0] == 3.0 and starts == sorted(starts) and pieces[-1].end_s == 9.0
+    message = f"{path}, line 6: cue 2: a sentence of {len(text):,} characters, over the limit of 2,000 " \
+              f"(user.max_sentence_chars): cut into {len(pieces)} clips"
+    assert message in caplog.text and reading.checks["warnings"] == [message]
+    assert reading.checks["long_sentences"] == {"max_sentence_chars": 2000, "action": "cut", "cut": 1}
+    with pytest.raises(SubtitleError, match=rf"huge\.srt, line 6: cue 2: a sentence of {len(text):,} characters, "
+                                            r"over the limit of 2,000 \(user.max_sentence_chars\); split it"):
+        read_subtitles(path, long_sentences="error")
+
+
+def test_a_word_longer_than_the_limit_is_cut_inside():
+    clip = Clip(0.0, 10.0, "a " + "x" * 25 + " b", [3])
+    pieces = cut_long_sentence(clip, 10)
+    assert [p.sentence for p in pieces] == ["a", "xxxxxxxxxx", "xxxxxxxxxx", "xxxxx b"]
+    assert pieces[0].start_s == 0.0 and pieces[-1].end_s == 10.0
+    assert [p.start_s for p in pieces] == sorted(p.start_s for p in pieces)
+
+
+CHINESE = "1\n00:00:01,000 --> 00:00:06,000\n把洋葱切碎。加入黄油，搅拌至融化。\n\n2\n00:00:06,000 --> 00:00:09,000\n现在我们把面粉和鸡蛋混合在一起！\n"
+ARABIC = "1\n00:00:01,000 --> 00:00:06,000\nأضف الزبدة وحرك حتى تذوب. هل تريد المزيد من الملح؟ ثم قطع البصل۔\n"
+HINDI = "1\n00:00:01,000 --> 00:00:06,000\nमक्खन डालें और पिघलने तक हिलाएं। फिर प्याज काट लें।\n"
+
+
+@pytest.mark.parametrize("text, sentences, language", [
+    (CHINESE, ["把洋葱切碎。", "加入黄油，搅拌至融化。", "现在我们把面粉和鸡蛋混合在一起！"], "Chinese (zh)"),
+    (ARABIC, ["أضف الزبدة وحرك حتى تذوب.", "هل تريد المزيد من الملح؟", "ثم قطع البصل۔"], "Arabic (ar)"),
+    (HINDI, ["मक्खन डालें और पिघलने तक हिलाएं।", "फिर प्याज काट लें।"], "Hindi (hi)"),
+], ids=["chinese", "arabic", "hindi"])
+def test_other_scripts_are_cut_at_their_sentence_ends_and_their_language_named(tmp_path, caplog, text, sentences,
+                                                                               language):
+    path = write(tmp_path, "other.srt", text)
+    with caplog.at_level(logging.WARNING, logger="cookproc.language"):
+        reading = read_subtitles(path)
+    assert reading.segmentation == "sentence" and [c.sentence for c in reading.clips] == sentences
+    code = language[-3:-1]
+    assert reading.checks["language"]["detected"] == code and reading.checks["language"]["expected"] == "en"
+    assert f"{path}: the text looks like {language} (probability " in caplog.text
+    assert reading.checks["warnings"] == [caplog.records[-1].getMessage()]
+    with pytest.raises(InputError, match=rf"other\.srt: the text looks like {re.escape(language)} \(probability "
+                                         r"[01]\.\d\d\), not English \(en\): the extractors"):
+        read_subtitles(path, other_language="error")
+    assert read_subtitles(path, language=None).checks["language"]["detected"] is None
+
+
+def test_english_and_too_short_text_give_no_language_warning(tmp_path):
+    reading = read_subtitles(write(tmp_path, "a.srt", SRT), other_language="error")
+    assert reading.checks["language"]["detected"] == "en" and reading.checks["warnings"] == []
+    # "Stir." alone says nothing about its language: undecided, not refused.
+    reading = read_subtitles(write(tmp_path, "b.srt", "1\n00:00:01,000 --> 00:00:02,000\nStir.\n"), other_language="error")
+    assert reading.checks["language"]["detected"] is None
+
+
+def test_split_sentences_keeps_every_character_but_the_spaces_between():
+    assert split_sentences('He said "stir." Then add it!) Done') == ['He said "stir."', "Then add it!)", "Done"]
+    assert split_sentences("Wait... then 3.5 cups.") == ["Wait...", "then 3.5 cups."]
+    assert split_sentences("好。「对。」然后") == ["好。", "「对。」", "然后"]
+
+
+# ----------------------------------------------------------------------------- fuzz
+FUZZ_WORDS = ["chop", "the", "onions", "add", "salt", "Stir.", "[Music]", "[about", "two", "cups]", "&amp;", "<i>oil</i>",
+              "-->", "&lt;b&gt;", "好。", "؟", "x<y", "100%", "{\\an8}", "♪", "'", "\"quoted\"", "e.g.", "(laughs)"]
+
+
+def _fuzz_file(rng):
+    """A random subtitle or transcript file: (name, text, cues), cues ``(start_s, text)`` in the
+    order the reader takes them when the file was not mutated, else None."""
+    kind = rng.choice(["srt", "vtt", "txt"])
+    n = rng.randint(1, 12)
+    t, cues = 0.0, []
+    for _ in range(n):
+        start = t + rng.choice([0.0, 0.01, 0.5, 2.0])
+        end = start + rng.choice([0.0, 0.01, 1.0, 3.0])
+        text = " ".join(rng.choice(FUZZ_WORDS) for _ in range(rng.randint(1, 8)))
+        cues.append((start, end, text))
+        t = end if rng.random() < 0.8 else max(0.0, start - 1.0)
+
+    def ts(x, sep):
+        ms = int(round(x * 1000))
+        return f"{ms // 3600000:02d}:{ms // 60000 % 60:02d}:{ms // 1000 % 60:02d}{sep}{ms % 1000:03d}"
+    order = sorted(range(n), key=lambda i: (cues[i][0], i))  # the reader's: by start, then file order
+    if kind == "srt":
+        text = "\n".join(f"{i}\n{ts(a, ',')} --> {ts(b, ',')}\n{c}\n" for i, (a, b, c) in enumerate(cues, 1))
+    elif kind == "vtt":
+        text = "WEBVTT\n\n" + "\n".join(f"{ts(a, '.')} --> {ts(b, '.')}\n{c}\n" for a, b, c in cues)
+    else:
+        cues.sort(key=lambda c: c[0])
+        order = list(range(n))
+        text = "\n".join(f"[{ts(a, '.')[:8]}] {c}" for a, b, c in cues) if rng.random() < 0.7 else \
+            "\n".join(c for _, _, c in cues)
+    if rng.random() < 0.4:
+        return f"f.{kind}", text, [cues[i][2] for i in order]
+    chars = list(text)
+    for _ in range(rng.randint(1, 6)):
+        op = rng.random()
+        pos = rng.randrange(len(chars) + 1)
+        if op < 0.3 and chars:
+            del chars[min(pos, len(chars) - 1)]
+        elif op < 0.6:
+            chars.insert(pos, rng.choice(["\n", "\n\n", "-->", ":", ",", "0", "9", "<", ">", "&", "[", "]", "\x00",
+                                          "\ufeff", " ", "\t", "\r", "。", "WEBVTT", "99999:", "1 --> 2"]))
+        elif op < 0.8 and chars:
+            chars[min(pos, len(chars) - 1)] = rng.choice("0123456789:.,-> \n")
+        else:  # duplicate or drop a line
+            lines = "".join(chars).split("\n")
+            k = rng.randrange(len(lines))
+            lines.insert(k, lines[k]) if rng.random() < 0.5 else lines.pop(k)
+            chars = list("\n".join(lines))
+    return f"f.{kind}", "".join(chars), None
+
+
+def _is_subsequence(word, text):
+    it = iter(text)
+    return all(ch in it for ch in word)
+
+
+def test_fuzz_the_reader_returns_input_words_or_an_input_error(tmp_path):
+    """Random and mutated SRT, WebVTT and transcript files (300, from a fixed seed, each small): the
+    reader either returns clips or raises InputError, never another exception. A file
+    left whole loses no word: the clips' words are exactly its cues' words in the reader's order
+    (unless it was found rolling); a mutated one gets no invented word (each clip word's characters
+    come, in order, from the decoded file). Clips stay under the sentence limit, in time order."""
+    rng = random.Random(37)
+    outcomes = {"whole": 0, "mutated": 0, "error": 0}
+    for case in range(300):  # files of at most 12 cues of 8 words: seconds in all
+        name, text, cues = _fuzz_file(rng)
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        limit = rng.choice([2000, 20])
+        try:
+            reading = read_subtitles(path, language=None, max_sentence_chars=limit)
+        except InputError as exc:
+            outcomes["error"] += 1
+            assert cues is None or "no text left" in str(exc), (case, str(exc), text)
+            continue
+        except Exception as exc:  # noqa: BLE001 - the point of the test
+            pytest.fail(f"case {case}: {type(exc).__name__}: {exc}\n--- {name} ---\n{text!r}")
+        clip_words = [w for clip in reading.clips for w in clip.sentence.split()]
+        if cues is not None:
+            outcomes["whole"] += 1
+            # Random cues from 24 words hardly ever repeat 3 words: never rolling.
+            assert not reading.checks["rolling_captions"]["applied"], (case, text)
+            assert clip_words == [w for cue in cues for w in clean_text(cue).split()], (case, text)
+        else:
+            outcomes["mutated"] += 1
+            source = html.unescape(text)
+            assert all(_is_subsequence(w, source) for w in clip_words), (case, clip_words, text)
+        starts = [c.start_s for c in reading.clips]
+        assert all(len(c.sentence) <= limit and c.sentence.strip() for c in reading.clips), (case, text)
+        if starts[0] is not None:
+            assert starts == sorted(starts) and 0 <= starts[0] and starts[-1] <= 360000, (case, starts)
+            assert all(c.end_s is None or c.end_s >= c.start_s for c in reading.clips), (case, reading.clips)
+    assert min(outcomes.values()) >= 20, outcomes

@@ -105,6 +105,15 @@ def extract(args: argparse.Namespace) -> None:
         raise InputError(source, "no such file" if not source.exists() else "not a file")
     if args.video and not Path(args.video).is_file():
         raise InputError(args.video, "no such video file")
+    if args.output:
+        # Checked before any work, and never created: a mistyped folder is a mistake to report, not
+        # a place to make (the workflow's rules get their folders from Snakemake).
+        folder = Path(args.output).parent
+        if not folder.is_dir():
+            raise InputError(args.output, f"the output folder {str(folder)!r} does not exist" if not folder.exists()
+                             else f"{str(folder)!r} is not a folder")
+        if Path(args.output).is_dir():
+            raise InputError(args.output, "is a folder; give a file name (e.g. procedure.json)")
     fmt = args.format or ("json" if args.output and args.output.endswith(".json") else "md")
 
     config, base = load_config(args.config)

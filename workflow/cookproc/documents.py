@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -17,8 +18,9 @@ from typing import Sequence
 from cookproc.subtitles import Clip, format_time
 
 #: Version of the JSON layout written by :func:`procedure_document` (2: key_probability,
-#: segmentation, timed; untimed clips; 3: key_clips_by, settings.keyclip_model).
-FORMAT_VERSION = 3
+#: segmentation, timed; untimed clips; 3: key_clips_by, settings.keyclip_model; 4: input, the
+#: checks of the file and what they changed).
+FORMAT_VERSION = 4
 #: The JSON Schema every procedure document follows.
 DOCUMENT_SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "procedure.schema.json"
 
@@ -41,11 +43,12 @@ class ClipExtraction:
 
 def procedure_document(name: str, clips: Sequence[Clip], extractions: Sequence[ClipExtraction], *,
                        source: str, video: dict | None, extractor: str, settings: dict,
-                       segmentation: str, key_clips_by: str | None = None) -> dict:
+                       segmentation: str, key_clips_by: str | None = None, checks: dict | None = None) -> dict:
     """The JSON document of one procedure: every clip, key or not, in time (or file) order;
     checked against the procedure schema (:func:`validate_document`). ``segmentation`` is the one
     that cut the clips (``sentence`` or ``cue``); ``key_clips_by``: what decided the key clips
-    (default: the extractor)."""
+    (default: the extractor); ``checks``: what reading the file found and changed
+    (:class:`cookproc.subtitles.SubtitleReading`), the document's ``input``."""
     if len(clips) != len(extractions):
         raise ValueError(f"{len(clips)} clips but {len(extractions)} extractions")
     rows = []
@@ -62,11 +65,16 @@ def procedure_document(name: str, clips: Sequence[Clip], extractions: Sequence[C
         "format_version": FORMAT_VERSION, "name": name, "source": source, "video": video,
         "extractor": extractor, "key_clips_by": key_clips_by or extractor, "settings": settings,
         "segmentation": segmentation,
+        "input": checks if checks is not None else NO_CHECKS,
         "timed": bool(rows) and rows[0]["start_s"] is not None,
         "n_clips": len(rows), "n_key_clips": sum(r["is_key"] for r in rows), "clips": rows,
     }
     validate_document(document)
     return document
+
+
+#: The ``input`` of a document made from clips that were not read from a file here (tests, tools).
+NO_CHECKS = {"rolling_captions": None, "long_sentences": None, "language": None, "warnings": []}
 
 
 class DocumentError(ValueError):
@@ -118,9 +126,19 @@ def to_json(document: dict) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
 
 
-def _md(text: str) -> str:
-    """Text safe inside Markdown emphasis and tables."""
-    return text.replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_").replace("|", "\\|")
+# Characters that Markdown (CommonMark and GitHub's) or HTML could read as syntax: emphasis, code,
+# links and images, raw HTML and entities, headings, tables, strikethrough. Backslash-escaped, each
+# renders as itself (CommonMark: any ASCII punctuation may be escaped).
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>&#|~])")
+# Line breaks (and other control characters) would let user text start a block of its own (an HTML
+# block, a heading): they become spaces.
+_LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def md_escape(text) -> str:
+    """User-derived text safe anywhere inline in Markdown and in the HTML rendered from it: on one
+    line, every character with a Markdown or HTML meaning backslash-escaped."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", _LINE_BREAKS.sub(" ", str(text)))
 
 
 def to_markdown(document: dict) -> str:
@@ -128,19 +146,25 @@ def to_markdown(document: dict) -> str:
     an untimed transcript), tuples and sentence; once the document passed :func:`validate_document`."""
     validate_document(document)
     return steps_markdown(document["name"], document["source"], document["extractor"], document["clips"],
-                          n_clips=document["n_clips"], video=document["video"])
+                          n_clips=document["n_clips"], video=document["video"],
+                          warnings=document["input"]["warnings"])
 
 
 def steps_markdown(name: str, source: str, extractor: str, clips: Sequence[dict], *, n_clips: int,
-                   video: dict | None = None) -> str:
-    """The Markdown of :func:`to_markdown` from a document's parts (the corpus renders its rows)."""
+                   video: dict | None = None, warnings: Sequence[str] = ()) -> str:
+    """The Markdown of :func:`to_markdown` from a document's parts (the corpus renders its rows).
+    Every string from the user's files (names, paths, sentences, verbs and arguments) and from the
+    models is escaped (:func:`md_escape`)."""
     key_clips = [clip for clip in clips if clip["is_key"]]
-    lines = [f"# Procedure: {name}", ""]
-    lines.append(f"From `{source}`" + (f" and `{video['path']}`" if video else "")
-                 + f", extracted with `{extractor}`: {len(key_clips)} key clips of {n_clips}.")
+    lines = [f"# Procedure: {md_escape(name)}", ""]
+    lines.append(f"From {md_escape(source)}" + (f" and {md_escape(video['path'])}" if video else "")
+                 + f", extracted with {md_escape(extractor)}: {len(key_clips)} key clips of {n_clips}.")
     lines.append("")
+    for warning in warnings:
+        lines += [f"> Note: {md_escape(warning)}", ""]
     for step, clip in enumerate(key_clips, 1):
-        actions = "; ".join(t["verb"] + (f" ({', '.join(t['args'])})" if t["args"] else "") for t in clip["tuples"])
+        actions = "; ".join(md_escape(t["verb"]) + (f" ({', '.join(md_escape(a) for a in t['args'])})" if t["args"]
+                                                     else "") for t in clip["tuples"])
         if clip["key_probability"] is not None:
             score = f" (key probability {clip['key_probability']:.2f})"
         elif clip["key_score"] is not None:
@@ -152,8 +176,8 @@ def steps_markdown(name: str, source: str, extractor: str, clips: Sequence[dict]
         else:
             end = "end" if clip["end_s"] is None else clip["end"]  # a transcript's last line, no video
             when = f"{clip['start']}–{end}"
-        lines.append(f"{step}. **{when}** {_md(actions) or '(no tuple)'}{score}  ")
-        lines.append(f"   *{_md(clip['sentence'])}*")
+        lines.append(f"{step}. **{when}** {actions or '(no tuple)'}{score}  ")
+        lines.append(f"   *{md_escape(clip['sentence'])}*")
     if not key_clips:
         lines.append("No key clips were found: no sentence describes a cooking step the extractor recognises.")
     lines.append("")

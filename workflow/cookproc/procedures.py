@@ -45,7 +45,7 @@ from typing import Callable, Protocol, Sequence
 from cookproc.documents import (DOCUMENT_SCHEMA, FORMAT_VERSION, ClipExtraction, DocumentError,  # noqa: F401
                                 ProcedureTuple, procedure_document, render, steps_markdown, to_json, to_markdown,
                                 validate_document, write_procedure)
-from cookproc.subtitles import read_clips_and_segmentation
+from cookproc.subtitles import read_subtitles
 
 log = logging.getLogger(__name__)
 
@@ -390,6 +390,13 @@ class ProcedureSettings:
     lowercase: bool
     keyclip_model: str | None = None  # a trained key-clip selector's folder; None: the extractor's rule
     tuple_model: str | None = None  # a trained tuple extractor's folder; None: the SRL extractor
+    # How input is checked (cookproc.subtitles.read_subtitles, cookproc.language): the defaults of
+    # the user section.
+    rolling_captions: str = "auto"
+    max_sentence_chars: int = 2000
+    long_sentences: str = "cut"
+    language: str | None = "en"
+    other_language: str = "warn"
 
     @classmethod
     def from_config(cls, section: dict) -> "ProcedureSettings":
@@ -438,26 +445,30 @@ def procedure_documents(sources: Sequence[str | Path], settings: ProcedureSettin
     replaces the configured one (tests)."""
     names = [Path(s).stem for s in sources] if names is None else list(names)
     videos = [None] * len(sources) if videos is None else list(videos)
-    read = []
-    for source, video in zip(sources, videos):
-        clips, used = read_clips_and_segmentation(
-            source, segmentation=settings.segmentation, max_clip_s=settings.max_clip_s,
-            video_end_s=video["duration_s"] if video else None, drop_sound_tags=settings.drop_sound_tags)
-        read.append((clips, used))
+    read = [read_subtitles(source, segmentation=settings.segmentation, max_clip_s=settings.max_clip_s,
+                           video_end_s=video["duration_s"] if video else None,
+                           drop_sound_tags=settings.drop_sound_tags, rolling_captions=settings.rolling_captions,
+                           max_sentence_chars=settings.max_sentence_chars, long_sentences=settings.long_sentences,
+                           language=settings.language, other_language=settings.other_language)
+            for source, video in zip(sources, videos)]
     words = read_cooking_lexicon(lexicon)
     extractor = extractor or load_extractor(settings, words)
-    extractions = extractor.extract([c.sentence for clips, _ in read for c in clips], progress=progress,
-                                    videos=[k for k, (clips, _) in enumerate(read) for _ in clips])
+    extractions = extractor.extract([c.sentence for reading in read for c in reading.clips], progress=progress,
+                                    videos=[k for k, reading in enumerate(read) for _ in reading.clips])
     record = {"segmentation": settings.segmentation, "max_clip_s": settings.max_clip_s,
               "drop_sound_tags": settings.drop_sound_tags, "srl_backend": settings.srl_backend,
               "tagger_model": settings.tagger_model, "lowercase": settings.lowercase, "lexicon": str(lexicon),
               "lexicon_size": len(words), "keyclip_model": settings.keyclip_model,
-              "tuple_model": settings.tuple_model}
+              "tuple_model": settings.tuple_model, "rolling_captions": settings.rolling_captions,
+              "max_sentence_chars": settings.max_sentence_chars, "long_sentences": settings.long_sentences,
+              "language": settings.language, "other_language": settings.other_language}
     documents, done = [], 0
-    for name, source, video, (clips, used) in zip(names, sources, videos, read):
+    for name, source, video, reading in zip(names, sources, videos, read):
+        clips = reading.clips
         documents.append(procedure_document(name, clips, extractions[done:done + len(clips)], source=str(source),
                                             video=video, extractor=extractor.name, settings=record,
-                                            segmentation=used, key_clips_by=extractor.key_clips_by))
+                                            segmentation=reading.segmentation, key_clips_by=extractor.key_clips_by,
+                                            checks=reading.checks))
         done += len(clips)
     return documents
 
