@@ -171,6 +171,8 @@ rule report_corpus:
         top=REPORT["corpus_top"],
     log:
         f"logs/report/report_corpus/{CORPUS['name']}.log",
+    benchmark:
+        f"benchmarks/report/report_corpus/{CORPUS['name']}.tsv"
     conda:
         "../envs/cpu.yaml"
     script:

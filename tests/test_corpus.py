@@ -47,7 +47,8 @@ def read_with_pyarrow_dataset(dataset):
 
 
 def read_with_duckdb(dataset):
-    duckdb = pytest.importorskip("duckdb")
+    import duckdb
+
     with duckdb.connect() as con:
         table = con.sql(f"SELECT * EXCLUDE (shard) FROM read_parquet('{dataset}/*/*.parquet', hive_partitioning = true) "
                         "ORDER BY video_id, clip_idx").to_arrow_table()

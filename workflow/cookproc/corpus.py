@@ -36,6 +36,8 @@ import pyarrow.parquet as pq
 from cookproc.core.errors import InputError
 from cookproc.core.schemas import (CLIP_KEY, DECODER_ERRORS, STRING_LIST, SchemaError, atomic_output, read_parquet,
                                    read_table, to_table)
+from cookproc.core.schemas import atomic_write_text
+from cookproc.documents import steps_markdown
 from cookproc.subtitles import SUBTITLE_EXTENSIONS, format_time
 
 #: One row per clip of every video of a corpus.
@@ -274,3 +276,18 @@ def video_clips(table: pa.Table) -> dict[str, list[dict]]:
         row["start"], row["end"] = format_time(row["start_s"]), format_time(row["end_s"])
         videos.setdefault(row["video_id"], []).append(row)
     return videos
+
+
+def write_markdown(dataset: str | Path, folder: str | Path) -> int:
+    """One Markdown step list per video of the dataset, ``<folder>/<video_id>.md``, written shard by
+    shard (a video's clips are all in its shard). Returns the number of videos."""
+    n_videos = 0
+    for _, table in iter_shards(dataset):
+        videos = video_clips(table)
+        del table
+        for video_id, clips in videos.items():
+            text = steps_markdown(video_id, clips[0]["source"], clips[0]["extractor"], clips, n_clips=len(clips))
+            atomic_write_text(os.path.join(folder, f"{video_id}.md"), text)
+            n_videos += 1
+        del videos  # before the next shard is read: one shard's rows at a time
+    return n_videos

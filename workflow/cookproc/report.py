@@ -356,6 +356,17 @@ class CorpusSummary:
         return "".join(out)
 
 
+def summarise_corpus(dataset) -> CorpusSummary:
+    """The :class:`CorpusSummary` of a corpus dataset folder, read one shard at a time."""
+    from cookproc.corpus import iter_shards
+
+    summary = CorpusSummary()
+    for _, clips in iter_shards(dataset, columns=CorpusSummary.COLUMNS):
+        summary.add(clips)
+        del clips  # before the next shard is read
+    return summary
+
+
 def corpus_summary_html(clips: pa.Table, *, top: int = 20) -> str:
     """The body of a corpus's summary page for one table of clips (:class:`CorpusSummary`)."""
     summary = CorpusSummary()
