@@ -173,8 +173,10 @@ def main() -> None:
             written = time.perf_counter() - start
             size = sum(p.stat().st_size for p in dataset.rglob("*.parquet")) / 2**20
             peaks = {step: peak_rss_mb(code, str(dataset), str(n_shards), tmp) for step, code in STEPS.items()}
+            summary_kb = (dataset / "_metadata").stat().st_size / 1024
         results[n_shards] = peaks
-        print(f"scaling: {n_shards} shards, {rows:,} clips ({size:.0f} MB of Parquet, written in {written:.0f} s); "
+        print(f"scaling: {n_shards} shards, {rows:,} clips ({size:.0f} MB of Parquet, written in {written:.0f} s; "
+              f"_metadata {summary_kb:.0f} KB); "
               "peak RSS (MB): " + ", ".join(f"{s} {m:.0f}" for s, m in peaks.items()), flush=True)
     if len(results) > 1:
         small, large = min(results), max(results)
