@@ -307,6 +307,25 @@ def test_fewer_shards_leave_no_partition_of_the_former_count(tmp_path, upstream,
 
 
 @pytest.mark.slow
+def test_a_damaged_shard_is_set_aside_and_rebuilt(tmp_path, three_shards):
+    work = shutil.copytree(three_shards, tmp_path / "work", symlinks=True)
+    intact = partition(work, 1).read_bytes()
+    damaged = bytearray(intact)
+    damaged[len(damaged) // 2] ^= 0xFF
+    partition(work, 1).write_bytes(bytes(damaged))
+    proc = run_snakemake(work, "results/report/corpus/tiny.html", check=False)
+    assert proc.returncode != 0
+    log = (work / "logs/report/report_corpus/tiny.log").read_text(encoding="utf-8")
+    assert "shard=00001/part-0.parquet" in log and "moved it aside" in log
+    assert not partition(work, 1).exists()
+    # The next run rebuilds the shard, sets the damaged file out of the dataset, and makes the page.
+    run_snakemake(work, "results/report/corpus/tiny.html")
+    assert partition(work, 1).read_bytes() == intact
+    assert (work / "results/corpus/tiny/damaged/shard=00001-part-0.parquet.damaged").read_bytes() == bytes(damaged)
+    assert read_with_pyarrow_dataset(work / DATASET).to_pylist() == pq.read_table(three_shards / EXPORT).to_pylist()
+
+
+@pytest.mark.slow
 def test_a_bad_file_stops_its_shard_naming_the_file_and_line(tmp_path, upstream):
     bad = UNPUNCTUATED_SRT.replace("00:00:08,000 -->", "00:00:0x,000 -->")
     work = corpus_workdir(tmp_path, "work", upstream, shards=3, files={**FILES, "vidB02.srt": bad})
