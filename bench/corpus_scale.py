@@ -12,9 +12,10 @@ Measures, on the upstream transcripts of config.yaml's mirror (all 1,736 by defa
      timed apart: a document's cost is the selector's plus one extractor's. The trained tuple
      extractor fits its chosen models in every call: its fixed cost per call (one video) is
      printed apart from its rate beyond it.
-  2. The corpus target end to end (``results/corpus/youcook2/procedures.parquet``) through
-     Snakemake in a fresh working directory, once per ``--shards`` value, with 2 cores: wall time,
-     and each shard's peak memory (Snakemake's benchmark files: max_rss of the job). The tuples
+  2. The corpus target end to end (``corpus_all``: the dataset ``results/corpus/youcook2/procedures/``)
+     through Snakemake in a fresh working directory, once per ``--shards`` value, with 2 cores: wall
+     time, and each shard's peak memory (Snakemake's benchmark files: max_rss of the job); the
+     memory of the steps after the shards: bench/corpus_memory.py. The tuples
      come from ``--tuples`` when given, else from ``srl-heur-spacy``.
 The models must exist (``snakemake -c2 results/models/keyclips-neural-text
 results/models/tuples-supervised-text``); the working directories' config names them by their
@@ -93,16 +94,17 @@ def corpus_run(workdir: Path, shards: int, keyclips: Path, tuples: Path | None, 
     # The models by their absolute paths: files no rule produces, so nothing is trained here.
     make_workdir(workdir, upstream, {"corpus.shards": shards, "user.keyclip_model": str(keyclips.resolve()),
                                      "user.tuple_model": str(tuples.resolve()) if tuples else None})
-    target = "results/corpus/youcook2/procedures.parquet"
+    target = "corpus_all"
     env = dict(os.environ, PYTHONPATH=str(REPO / "workflow"))
-    # Checksums and WordNet first: the timed run is the shards and the gather.
+    # Checksums and WordNet first: the timed run is the shards and the dataset's summary.
     subprocess.run([str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "-c2", "results/dataset/upstream-checksums.tsv",
                     "resources/nltk_data"], cwd=workdir, env=env, check=True, capture_output=True)
     plan = subprocess.run([str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "-c2", "-n", target], cwd=workdir, env=env,
                           check=True, capture_output=True, text=True).stdout
     rules = set(re.findall(r"^(?:local)?rule (\S+):$", plan, re.MULTILINE))
-    if rules != {"corpus_shard", "corpus_gather"}:
-        raise RuntimeError(f"the corpus run would also run {sorted(rules - {'corpus_shard', 'corpus_gather'})}")
+    corpus_rules = {"corpus_shard", "corpus_dataset", "corpus_all"}
+    if rules != corpus_rules:
+        raise RuntimeError(f"the corpus run would also run {sorted(rules - corpus_rules)}")
     start = time.perf_counter()
     proc = subprocess.run([str(SNAKEMAKE), "-s", str(REPO / "Snakefile"), "-c2", target], cwd=workdir, env=env,
                           capture_output=True, text=True)
@@ -114,9 +116,10 @@ def corpus_run(workdir: Path, shards: int, keyclips: Path, tuples: Path | None, 
         with tsv.open() as handle:
             row = next(csv.DictReader(handle, delimiter="\t"))
         peaks.append((tsv.stem, float(row["s"]), float(row["max_rss"])))
-    import pyarrow.parquet as pq
+    import pyarrow.dataset as ds
 
-    table = pq.read_table(workdir / target, columns=["video_id", "is_key"])
+    table = ds.dataset(workdir / "results/corpus/youcook2/procedures", partitioning="hive").to_table(
+        columns=["video_id", "is_key"])
     return {"shards": shards, "wall_s": wall, "per_shard": peaks, "clips": table.num_rows,
             "videos": len(set(table.column("video_id").to_pylist())),
             "key": sum(table.column("is_key").to_pylist())}

@@ -22,7 +22,7 @@ if WORKFLOW_PYTHON_DIR not in sys.path:
 
 from cookproc.core.config_schema import optional_path, validate_config  # noqa: E402 (needs the path above)
 from cookproc.core.deps import STORE as WORKFLOW_STORE  # noqa: E402
-from cookproc.corpus import corpus_files, shard_files  # noqa: E402
+from cookproc.corpus import METADATA_FILE, PARTITION_FILE, corpus_files, shard_files  # noqa: E402
 from cookproc.subtitles import SUBTITLE_EXTENSIONS  # noqa: E402
 from cookproc.upstream import FILES as UPSTREAM_FILES, FOLDERS as UPSTREAM_FOLDERS  # noqa: E402
 from cookproc.video.frames import VideoError, find_video  # noqa: E402
@@ -265,7 +265,12 @@ def report_caption(name):
 CORPUS = config["corpus"]
 CORPUS_DIR = f"results/corpus/{CORPUS['name']}"
 CORPUS_SHARDS = CORPUS["shards"]
-CORPUS_SHARD_FILE = f"{CORPUS_DIR}/shards/{{shard}}-of-{CORPUS_SHARDS}.parquet"
+# The corpus dataset: one hive-style partition per shard (cookproc.corpus.PARTITION_FILE), written
+# by the shard's job, and _metadata, the shards' footers and manifest, written by corpus_dataset.
+CORPUS_DATASET = f"{CORPUS_DIR}/procedures"
+CORPUS_SHARD_FILE = f"{CORPUS_DATASET}/shard={{shard}}/part-0.parquet"
+CORPUS_PARTITIONS = [f"{CORPUS_DATASET}/{PARTITION_FILE.format(shard=k)}" for k in range(CORPUS_SHARDS)]
+CORPUS_METADATA = f"{CORPUS_DATASET}/{METADATA_FILE}"
 # corpus.dir, or the upstream transcripts when it is null; those are checked first (like kiddon_train).
 CORPUS_FOLDER = CORPUS["dir"] or upstream("youcook2/transcript")
 CORPUS_VERIFIED = [] if CORPUS["dir"] else ["results/dataset/upstream-checksums.tsv"]

@@ -1,9 +1,11 @@
 # Stage rules: corpus (see CONTRIBUTING.md). Procedures over a folder of transcripts or subtitles
 # (config `corpus`; by default every transcript of the upstream youcook2/transcript/), extracted
-# with the `user` section's settings in `corpus.shards` jobs (scatter), gathered into
-# results/corpus/<name>/procedures.parquet (one row per clip); per-video Markdown on request:
-# results/corpus/<name>/markdown/. A video's shard is fixed by a hash of its id
-# (cookproc.corpus.shard_of), so adding files reruns only the shards that receive them.
+# with the `user` section's settings in `corpus.shards` jobs into one partitioned dataset,
+# results/corpus/<name>/procedures/ (hive-style: shard=NNNNN/part-0.parquet per shard, and
+# _metadata, the shards' footers and manifest; cookproc.corpus). No job reads every row: the
+# Markdown and the report read the dataset shard by shard. A video's shard is fixed by a hash of
+# its id (cookproc.corpus.shard_of), so adding files reruns only the shards that receive them.
+# `snakemake corpus_all` builds the dataset (and the single-file export when corpus.single_file).
 
 
 rule corpus_shard:
@@ -17,7 +19,8 @@ rule corpus_shard:
     output:
         clips=CORPUS_SHARD_FILE,
     wildcard_constraints:
-        shard=r"\d+",
+        # Five digits or more (cookproc.corpus.PARTITION_FILE; a {5,} would read as a wildcard).
+        shard=r"\d\d\d\d\d+",
     params:
         code=code_fingerprint("corpus_shard"),
         shards=CORPUS_SHARDS,
@@ -35,33 +38,66 @@ rule corpus_shard:
         "../workflow/scripts/corpus_shard.py"
 
 
-rule corpus_gather:
-    "Gather the corpus's shards into one dataset of procedure clips."
+rule corpus_dataset:
+    "Summarise the corpus's shards as one dataset (_metadata: their footers and a manifest; no row read)."
     input:
-        shards=expand(CORPUS_SHARD_FILE, shard=range(CORPUS_SHARDS)),
+        partitions=CORPUS_PARTITIONS,
     output:
-        clips=f"{CORPUS_DIR}/procedures.parquet",
+        metadata=CORPUS_METADATA,
     params:
-        code=code_fingerprint("corpus_gather"),
+        code=code_fingerprint("corpus_dataset"),
+        shards=CORPUS_SHARDS,
+        damaged=f"{CORPUS_DIR}/damaged",
     log:
-        f"logs/corpus/corpus_gather/{CORPUS['name']}.log",
+        f"logs/corpus/corpus_dataset/{CORPUS['name']}.log",
+    benchmark:
+        f"benchmarks/corpus/corpus_dataset/{CORPUS['name']}.tsv"
     conda:
         "../envs/cpu.yaml"
     script:
-        "../workflow/scripts/corpus_gather.py"
+        "../workflow/scripts/corpus_dataset.py"
+
+
+rule corpus_export:
+    "The corpus dataset as one Parquet file (every row in one process: for small corpora)."
+    input:
+        dataset=CORPUS_METADATA,
+        partitions=CORPUS_PARTITIONS,
+    output:
+        clips=f"{CORPUS_DIR}/procedures.parquet",
+    params:
+        code=code_fingerprint("corpus_export"),
+    log:
+        f"logs/corpus/corpus_export/{CORPUS['name']}.log",
+    benchmark:
+        f"benchmarks/corpus/corpus_export/{CORPUS['name']}.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    script:
+        "../workflow/scripts/corpus_export.py"
 
 
 rule corpus_markdown:
     "Write one Markdown step list per video of the corpus dataset."
     input:
-        clips=f"{CORPUS_DIR}/procedures.parquet",
+        dataset=CORPUS_METADATA,
+        partitions=CORPUS_PARTITIONS,
     output:
         markdown=directory(f"{CORPUS_DIR}/markdown"),
     params:
         code=code_fingerprint("corpus_markdown"),
     log:
         f"logs/corpus/corpus_markdown/{CORPUS['name']}.log",
+    benchmark:
+        f"benchmarks/corpus/corpus_markdown/{CORPUS['name']}.tsv"
     conda:
         "../envs/cpu.yaml"
     script:
         "../workflow/scripts/corpus_markdown.py"
+
+
+rule corpus_all:
+    "The corpus dataset, and its single-file export when corpus.single_file is true."
+    input:
+        CORPUS_METADATA,
+        [f"{CORPUS_DIR}/procedures.parquet"] if CORPUS["single_file"] else [],

@@ -21,7 +21,7 @@ REPORT_TARGETS = [
     # The procedures of the user's files present in user.dir, and the corpus's summary once the
     # corpus was built (its target is never built just for the report: hours on the full corpus).
     *expand("results/report/procedures/{name}.html", name=user_names()),
-    *([f"results/report/corpus/{CORPUS['name']}.html"] if os.path.exists(f"{CORPUS_DIR}/procedures.parquet") else []),
+    *([f"results/report/corpus/{CORPUS['name']}.html"] if os.path.exists(CORPUS_METADATA) else []),
 ]
 
 
@@ -160,7 +160,8 @@ rule report_procedure:
 rule report_corpus:
     "Summary of a corpus's procedures (steps per video, frequent verbs and arguments) as a report page."
     input:
-        clips=f"{CORPUS_DIR}/procedures.parquet",
+        dataset=CORPUS_METADATA,
+        partitions=CORPUS_PARTITIONS,
     output:
         report(f"results/report/corpus/{CORPUS['name']}.html", caption=report_caption("corpus"),
                category="Corpus", labels={"corpus": CORPUS["name"]}),
@@ -170,6 +171,8 @@ rule report_corpus:
         top=REPORT["corpus_top"],
     log:
         f"logs/report/report_corpus/{CORPUS['name']}.log",
+    benchmark:
+        f"benchmarks/report/report_corpus/{CORPUS['name']}.tsv"
     conda:
         "../envs/cpu.yaml"
     script:

@@ -1,18 +1,22 @@
 """Procedures over a corpus (rules/corpus.smk, cookproc.corpus): shard assignment, the scatter over
-shards and the gather, equal to a single-shard run row for row and byte for byte; adding a file
-reruns one shard; bad input names its file; the same through SLURM (COOKPROC_SLURM_TEST=1)."""
+shards into one partitioned dataset, read by pyarrow.dataset and DuckDB as the same rows as the
+single-file export of a single-shard run (row for row; the exports byte for byte); the dataset's
+_metadata and its checks; adding a file reruns one shard; bad input names its file; the same
+through SLURM (COOKPROC_SLURM_TEST=1)."""
 from __future__ import annotations
 
 import os
 import re
 import shutil
 
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from cookproc.corpus import CORPUS_CLIPS, corpus_files, documents_table, gather_shards, shard_files, shard_of
+from cookproc.corpus import (CORPUS_CLIPS, corpus_files, documents_table, gather_shards, iter_shards, partition_path,
+                             read_manifest, shard_files, shard_of, tidy_dataset, write_dataset_metadata)
 from cookproc.core.errors import InputError
-from cookproc.core.schemas import SchemaError, write_parquet
+from cookproc.core.schemas import CLIP_KEY, SchemaError, write_parquet
 from fixtures import REPO, make_workdir, run_snakemake, write_tiny_upstream
 
 # One file per kind the corpus reads; ids chosen so that each of 3 shards gets at least one video.
@@ -27,7 +31,28 @@ PUNCTUATED_VTT = ("WEBVTT\n\n00:00:01.000 --> 00:00:04.000\nSlice the cucumber\n
 FILES = {"vidA01.txt": UNTIMED, "vidC03.txt": UNTIMED.replace("onions", "carrots"), "vidB02.srt": UNPUNCTUATED_SRT,
          "vidD04.txt": TIMED, "vidF06.vtt": PUNCTUATED_VTT}
 ADDED = ("vidG07.txt", "wash the lettuce in cold water .\nserve it .\n")
-TARGET = "results/corpus/tiny/procedures.parquet"
+TARGET = "corpus_all"
+DATASET = "results/corpus/tiny/procedures"
+EXPORT = "results/corpus/tiny/procedures.parquet"  # the single-file export (today's gathered file)
+
+
+def partition(work, shard):
+    return partition_path(work / DATASET, shard)
+
+
+def read_with_pyarrow_dataset(dataset):
+    """The dataset as pyarrow.dataset reads the folder (hive partitioning), without its shard column."""
+    table = ds.dataset(dataset, partitioning="hive", format="parquet").to_table()
+    return table.drop(["shard"]).sort_by([(k, "ascending") for k in CLIP_KEY])
+
+
+def read_with_duckdb(dataset):
+    import duckdb
+
+    with duckdb.connect() as con:
+        table = con.sql(f"SELECT * EXCLUDE (shard) FROM read_parquet('{dataset}/*/*.parquet', hive_partitioning = true) "
+                        "ORDER BY video_id, clip_idx").to_arrow_table()
+    return table
 
 
 def write_corpus(folder, files=FILES):
@@ -37,12 +62,13 @@ def write_corpus(folder, files=FILES):
     return folder
 
 
-def corpus_workdir(root, name, upstream, shards, files=FILES):
+def corpus_workdir(root, name, upstream, shards, files=FILES, single_file=False):
     """A working directory whose corpus is its folder corpus/ (relative: a copy keeps its inputs).
     The SRL extractor gives the tuples and its rule the key clips: these tests are about shards (the
     trained models score each video alone, tests/test_keyclip_deploy.py and tests/test_tuple_deploy.py;
     end to end: tests/test_procedures.py)."""
-    work = make_workdir(root / name, upstream, {"corpus": {"name": "tiny", "dir": "corpus", "shards": shards},
+    work = make_workdir(root / name, upstream, {"corpus": {"name": "tiny", "dir": "corpus", "shards": shards,
+                                                          "single_file": single_file},
                                                "user": {"keyclip_model": None, "tuple_model": None}})
     write_corpus(work / "corpus", files)
     return work
@@ -90,6 +116,82 @@ def test_gather_refuses_a_video_in_two_shards(tmp_path):
         gather_shards([tmp_path / "a.parquet", tmp_path / "b.parquet"])
 
 
+def one_clip_document(video_id):
+    return {"name": video_id, "extractor": "srl-heur-spacy", "segmentation": "cue", "clips": [
+        {"clip_idx": i, "start_s": None, "end_s": None, "source_lines": [i + 1], "sentence": f"chop {video_id} .",
+         "is_key": i == 0, "key_probability": None, "key_score": None, "verbs": ["chop"], "args": [video_id],
+         "tuples": [{"verb": "chop", "args": [video_id]}]} for i in range(2)]}
+
+
+def write_shards(dataset, video_ids, n_shards):
+    """A corpus dataset's partitions as the shard jobs write them (no _metadata yet)."""
+    for shard in range(n_shards):
+        mine = sorted(v for v in video_ids if shard_of(v, n_shards) == shard)
+        table = documents_table([one_clip_document(v) for v in mine], [f"{v}.txt" for v in mine])
+        write_parquet(table, partition_path(dataset, shard), CORPUS_CLIPS, sort_keys=CLIP_KEY)
+
+
+VIDEOS = [f"video{i:02d}" for i in range(12)]
+
+
+def test_the_dataset_summary_lists_its_partitions_and_is_deterministic(tmp_path):
+    dataset = tmp_path / "results" / "procedures"
+    write_shards(dataset, VIDEOS, 3)
+    manifest = write_dataset_metadata(dataset, 3)
+    rows = [sum(shard_of(v, 3) == k for v in VIDEOS) * 2 for k in range(3)]
+    assert manifest == {"shards": 3, "partitions": [
+        {"shard": k, "path": f"shard={k:05d}/part-0.parquet", "rows": rows[k]} for k in range(3)]}
+    assert read_manifest(dataset) == manifest
+    first = (dataset / "_metadata").read_bytes()
+    write_dataset_metadata(dataset, 3)
+    assert (dataset / "_metadata").read_bytes() == first
+    # pyarrow's summary file: every row group, with the file it lies in.
+    summary = pq.read_metadata(dataset / "_metadata")
+    assert summary.num_rows == len(VIDEOS) * 2
+    assert {summary.row_group(i).column(0).file_path for i in range(summary.num_row_groups)} == {
+        f"shard={k:05d}/part-0.parquet" for k in range(3) if rows[k]}
+    assert ds.parquet_dataset(dataset / "_metadata", partitioning="hive").count_rows() == len(VIDEOS) * 2
+    # Read shard by shard, each verified; together, every row once.
+    shards = list(iter_shards(dataset))
+    assert [k for k, _ in shards] == [0, 1, 2]
+    assert sorted(v for _, t in shards for v in t.column("video_id").to_pylist()) == sorted(VIDEOS * 2)
+    assert [t.column_names for _, t in iter_shards(dataset, columns=["is_key"])] == [["is_key"]] * 3
+
+
+def test_the_dataset_refuses_what_is_not_its_partitions(tmp_path):
+    dataset = tmp_path / "results" / "procedures"
+    write_shards(dataset, VIDEOS, 3)
+    write_dataset_metadata(dataset, 3)
+    (dataset / "shard=00001" / "notes.parquet").write_bytes(b"PAR1")
+    with pytest.raises(InputError, match=r"holds \['shard=00001/notes.parquet'\] besides its partitions"):
+        next(iter_shards(dataset))
+    with pytest.raises(InputError, match=r"notes\.parquet: is not a partition of the corpus dataset"):
+        tidy_dataset(dataset, 3, tmp_path / "damaged")
+    (dataset / "shard=00001" / "notes.parquet").unlink()
+    # A video in the wrong shard (a shard written under another count) is named.
+    moved = next(v for v in VIDEOS if shard_of(v, 3) == 2)
+    table = documents_table([one_clip_document(moved)], [f"{moved}.txt"])
+    write_parquet(table, partition_path(dataset, 0), CORPUS_CLIPS)
+    write_dataset_metadata(dataset, 3)
+    with pytest.raises(SchemaError, match=rf"video '{moved}' belongs to shard 2 of 3, not 0"):
+        list(iter_shards(dataset))
+    with pytest.raises(InputError, match=r"shard 3 of 4 is missing from the corpus dataset"):
+        write_dataset_metadata(dataset, 4)
+
+
+def test_tidying_drops_a_former_shard_count_and_sets_damaged_files_aside(tmp_path):
+    dataset = tmp_path / "results" / "procedures"
+    write_shards(dataset, VIDEOS, 5)
+    write_shards(dataset, VIDEOS, 2)  # the count went from 5 to 2: shards 2-4 are left over
+    (dataset / "shard=00001" / "part-0.parquet.damaged").write_bytes(b"broken")
+    done = tidy_dataset(dataset, 2, tmp_path / "damaged")
+    assert done == [f"moved shard=00001/part-0.parquet.damaged to {tmp_path / 'damaged' / 'shard=00001-part-0.parquet.damaged'}",
+                    *(f"deleted shard={k:05d}/part-0.parquet (a partition of a former shard count)" for k in (2, 3, 4))]
+    assert sorted(p.name for p in dataset.iterdir()) == ["shard=00000", "shard=00001"]
+    write_dataset_metadata(dataset, 2)
+    assert read_with_pyarrow_dataset(dataset).num_rows == len(VIDEOS) * 2
+
+
 def test_the_workflow_includes_the_corpus_rules():
     assert 'include: "rules/corpus.smk"' in (REPO / "Snakefile").read_text(encoding="utf-8")
 
@@ -102,26 +204,33 @@ def upstream(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def three_shards(tmp_path_factory, upstream):
-    """The fixture corpus built with 3 shards (one job each)."""
+    """The fixture corpus built with 3 shards (one job each), with its single-file export."""
     root = tmp_path_factory.mktemp("corpus3")
-    work = corpus_workdir(root, "work", upstream, shards=3)
+    work = corpus_workdir(root, "work", upstream, shards=3, single_file=True)
     run_snakemake(work, TARGET)
     return work
 
 
 @pytest.mark.slow
-def test_three_shards_gather_what_one_shard_gives(tmp_path, upstream, three_shards):
+def test_three_shards_read_as_one_table_what_one_shard_gives(tmp_path, upstream, three_shards):
     one = corpus_workdir(tmp_path, "one", upstream, shards=1)
-    run_snakemake(one, TARGET)
+    run_snakemake(one, EXPORT)
     for s in range(3):  # every shard had work
-        assert pq.read_table(three_shards / f"results/corpus/tiny/shards/{s}-of-3.parquet").num_rows > 0
-    gathered, single = pq.read_table(three_shards / TARGET), pq.read_table(one / TARGET)
-    assert gathered.schema == CORPUS_CLIPS
-    assert gathered.to_pylist() == single.to_pylist()  # row for row
-    assert (three_shards / TARGET).read_bytes() == (one / TARGET).read_bytes()  # and byte for byte
+        assert pq.read_table(partition(three_shards, s)).num_rows > 0
+    single = pq.read_table(one / EXPORT)  # the file the gather job wrote before the dataset
+    assert single.schema == CORPUS_CLIPS
+    # The dataset, read as one table by pyarrow.dataset and by DuckDB, is the single file row for row.
+    by_pyarrow = read_with_pyarrow_dataset(three_shards / DATASET)
+    assert by_pyarrow.to_pylist() == single.to_pylist()
+    assert read_with_duckdb(three_shards / DATASET).to_pylist() == single.to_pylist()
+    assert ds.dataset(three_shards / DATASET, partitioning="hive").schema.field("shard").type == "int32"
+    # The exports of 3 shards and of 1 are the same bytes.
+    assert (three_shards / EXPORT).read_bytes() == (one / EXPORT).read_bytes()
+    assert [p["rows"] for p in read_manifest(three_shards / DATASET)["partitions"]] == [
+        pq.read_metadata(partition(three_shards, s)).num_rows for s in range(3)]
 
     rows = {}
-    for row in gathered.to_pylist():
+    for row in single.to_pylist():
         rows.setdefault(row["video_id"], []).append(row)
     assert sorted(rows) == sorted(name.split(".")[0] for name in FILES)
     # Untimed transcripts: one clip per line, in order, without times.
@@ -140,11 +249,22 @@ def test_three_shards_gather_what_one_shard_gives(tmp_path, upstream, three_shar
 
 
 @pytest.mark.slow
+def test_the_corpus_report_reads_the_dataset(three_shards):
+    from cookproc.report import corpus_summary_html
+
+    run_snakemake(three_shards, "results/report/corpus/tiny.html")
+    page = (three_shards / "results/report/corpus/tiny.html").read_text(encoding="utf-8")
+    # Shard by shard, the same summary as the whole table at once.
+    assert corpus_summary_html(pq.read_table(three_shards / EXPORT), top=20) in page
+    assert f"5 videos, {pq.read_metadata(three_shards / EXPORT).num_rows} clips" in page
+
+
+@pytest.mark.slow
 def test_markdown_per_video_on_request(three_shards):
     run_snakemake(three_shards, "results/corpus/tiny/markdown")
     folder = three_shards / "results/corpus/tiny/markdown"
     assert sorted(p.name for p in folder.glob("*.md")) == sorted(f"{name.split('.')[0]}.md" for name in FILES)
-    table = pq.read_table(three_shards / TARGET).to_pylist()
+    table = pq.read_table(three_shards / EXPORT).to_pylist()
     for video in ("vidA01", "vidB02"):
         text = (folder / f"{video}.md").read_text(encoding="utf-8")
         key = [r for r in table if r["video_id"] == video and r["is_key"]]
@@ -159,20 +279,50 @@ def test_adding_a_file_reruns_only_its_shard(tmp_path, three_shards):
     from test_rerun import planned
 
     work = shutil.copytree(three_shards, tmp_path / "work", symlinks=True)  # mtimes, .snakemake metadata kept
-    before = {s: (work / f"results/corpus/tiny/shards/{s}-of-3.parquet").read_bytes() for s in range(3)}
+    before = {s: partition(work, s).read_bytes() for s in range(3)}
     proc = run_snakemake(work, TARGET, "--dry-run")
     assert planned(proc.stdout + proc.stderr) == {}
 
     (work / "corpus" / ADDED[0]).write_text(ADDED[1], encoding="utf-8")
     proc = run_snakemake(work, TARGET, "--dry-run")
     log = proc.stdout + proc.stderr
-    assert planned(log) == {"corpus_shard": 1, "corpus_gather": 1}
+    assert planned(log) == {"corpus_shard": 1, "corpus_dataset": 1, "corpus_export": 1, "corpus_all": 1}
     shard = shard_of("vidG07", 3)
-    assert set(re.findall(r"output: \S*/shards/(\d+)-of-3\.parquet", log)) == {str(shard)}
+    assert set(re.findall(r"output: \S*/shard=(\d+)/part-0\.parquet", log)) == {f"{shard:05d}"}
     run_snakemake(work, TARGET)
-    assert "vidG07" in pq.read_table(work / TARGET).column("video_id").to_pylist()
-    after = {s: (work / f"results/corpus/tiny/shards/{s}-of-3.parquet").read_bytes() for s in range(3)}
+    assert "vidG07" in read_with_pyarrow_dataset(work / DATASET).column("video_id").to_pylist()
+    after = {s: partition(work, s).read_bytes() for s in range(3)}
     assert [s for s in range(3) if after[s] != before[s]] == [shard]
+
+
+@pytest.mark.slow
+def test_fewer_shards_leave_no_partition_of_the_former_count(tmp_path, upstream, three_shards):
+    work = shutil.copytree(three_shards, tmp_path / "work", symlinks=True)
+    make_workdir(work, upstream, {"corpus": {"name": "tiny", "dir": "corpus", "shards": 2, "single_file": True},
+                                  "user": {"keyclip_model": None, "tuple_model": None}})
+    run_snakemake(work, TARGET)
+    assert sorted(p.name for p in (work / DATASET).iterdir()) == ["_metadata", "shard=00000", "shard=00001"]
+    assert read_with_pyarrow_dataset(work / DATASET).to_pylist() == pq.read_table(three_shards / EXPORT).to_pylist()
+    assert (work / EXPORT).read_bytes() == (three_shards / EXPORT).read_bytes()
+
+
+@pytest.mark.slow
+def test_a_damaged_shard_is_set_aside_and_rebuilt(tmp_path, three_shards):
+    work = shutil.copytree(three_shards, tmp_path / "work", symlinks=True)
+    intact = partition(work, 1).read_bytes()
+    damaged = bytearray(intact)
+    damaged[len(damaged) // 2] ^= 0xFF
+    partition(work, 1).write_bytes(bytes(damaged))
+    proc = run_snakemake(work, "results/report/corpus/tiny.html", check=False)
+    assert proc.returncode != 0
+    log = (work / "logs/report/report_corpus/tiny.log").read_text(encoding="utf-8")
+    assert "shard=00001/part-0.parquet" in log and "moved it aside" in log
+    assert not partition(work, 1).exists()
+    # The next run rebuilds the shard, sets the damaged file out of the dataset, and makes the page.
+    run_snakemake(work, "results/report/corpus/tiny.html")
+    assert partition(work, 1).read_bytes() == intact
+    assert (work / "results/corpus/tiny/damaged/shard=00001-part-0.parquet.damaged").read_bytes() == bytes(damaged)
+    assert read_with_pyarrow_dataset(work / DATASET).to_pylist() == pq.read_table(three_shards / EXPORT).to_pylist()
 
 
 @pytest.mark.slow
@@ -181,22 +331,28 @@ def test_a_bad_file_stops_its_shard_naming_the_file_and_line(tmp_path, upstream)
     work = corpus_workdir(tmp_path, "work", upstream, shards=3, files={**FILES, "vidB02.srt": bad})
     proc = run_snakemake(work, TARGET, check=False)
     assert proc.returncode != 0
-    log = (work / f"logs/corpus/corpus_shard/tiny/{shard_of('vidB02', 3)}-of-3.log").read_text(encoding="utf-8")
+    log = (work / f"logs/corpus/corpus_shard/tiny/{shard_of('vidB02', 3):05d}-of-3.log").read_text(encoding="utf-8")
     assert "vidB02.srt, line 10: cue 3: bad timing '00:00:0x,000 --> 00:00:12,000'" in log
-    assert not (work / TARGET).exists()
-    assert not (work / f"results/corpus/tiny/shards/{shard_of('vidB02', 3)}-of-3.parquet").exists()
+    assert not (work / DATASET / "_metadata").exists()
+    assert not partition(work, shard_of("vidB02", 3)).exists()
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("COOKPROC_SLURM_TEST") != "1",
                     reason="needs a running SLURM cluster (bash .ci/slurm/start.sh; COOKPROC_SLURM_TEST=1)")
-def test_shards_on_slurm_gather_what_a_local_run_gives(tmp_path, upstream, three_shards):
+def test_shards_on_slurm_give_the_dataset_a_local_run_gives(tmp_path, upstream, three_shards):
     from test_slurm import assert_ran_on_slurm, run_on_slurm, submitted_jobs
 
-    work = corpus_workdir(tmp_path, "slurm", upstream, shards=3)
+    work = corpus_workdir(tmp_path, "slurm", upstream, shards=3, single_file=True)
     log = run_on_slurm(work, "--snakefile", str(REPO / "Snakefile"), "--max-threads", str(os.cpu_count()), TARGET)
     submitted = submitted_jobs(log)
-    assert sorted(submitted.values()) == ["corpus_gather", "corpus_shard", "corpus_shard", "corpus_shard"]
+    assert sorted(submitted.values()) == ["corpus_dataset", "corpus_export", "corpus_shard", "corpus_shard",
+                                          "corpus_shard"]
     assert_ran_on_slurm(submitted, gpu_rules=set())
-    assert pq.read_table(work / TARGET).to_pylist() == pq.read_table(three_shards / TARGET).to_pylist()
-    assert (work / TARGET).read_bytes() == (three_shards / TARGET).read_bytes()
+    local = pq.read_table(three_shards / EXPORT).to_pylist()
+    assert read_with_pyarrow_dataset(work / DATASET).to_pylist() == local
+    assert read_with_duckdb(work / DATASET).to_pylist() == local
+    for s in range(3):
+        assert partition(work, s).read_bytes() == partition(three_shards, s).read_bytes()
+    assert (work / DATASET / "_metadata").read_bytes() == (three_shards / DATASET / "_metadata").read_bytes()
+    assert (work / EXPORT).read_bytes() == (three_shards / EXPORT).read_bytes()

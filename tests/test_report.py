@@ -231,3 +231,27 @@ def test_corpus_summary_counts_steps_per_video_and_ranks_verbs_and_arguments():
     verbs = re.findall(r"<tr>(<td.*?)</tr>", body.split("Most frequent verbs")[1].split("<h2>")[0])
     assert [re.findall(r"<td[^>]*>([^<]*)</td>", r) for r in verbs] == [["1", "add", "2"], ["2", "chop", "1"]]
     assert "watch" not in body and ">video<" not in body
+
+
+def test_the_corpus_summary_added_shard_by_shard_is_the_whole_tables():
+    import random
+
+    import pyarrow.compute as pc
+
+    from cookproc.corpus import CORPUS_CLIPS
+    from cookproc.report import CorpusSummary, corpus_summary_html
+
+    rng = random.Random(3)
+    rows = [{"video_id": f"v{v}", "clip_idx": i, "source": f"v{v}.txt", "start_s": None, "end_s": None,
+             "source_lines": [i + 1], "sentence": "s", "is_key": rng.random() < 0.4, "key_probability": None,
+             "key_score": None, "verbs": rng.sample(["add", "chop", "stir", "fry"], rng.randint(0, 2)),
+             "args": rng.sample(["salt", "pan", "oil"], rng.randint(0, 2)), "tuples": [],
+             "extractor": "srl-heur-spacy", "segmentation": "cue"}
+            for v in range(9) for i in range(rng.randint(1, 7))]
+    whole = pa.Table.from_pylist(rows, schema=CORPUS_CLIPS)
+    summary = CorpusSummary()
+    for part in (range(0, 4), range(4, 6), range(6, 9)):  # whole videos per part, as shards hold them
+        summary.add(whole.filter(pc.is_in(whole.column("video_id"),
+                                                  pa.array([f"v{v}" for v in part]))).select(CorpusSummary.COLUMNS))
+    assert summary.html(top=3) == corpus_summary_html(whole, top=3)
+    assert summary.steps_per_video.total() == 9 and summary.n_clips == len(rows)

@@ -1,12 +1,13 @@
-"""A corpus's procedures summarised as a report page."""
+"""A corpus's procedures summarised as a report page, read from its dataset one shard at a time."""
 from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
-    from cookproc.corpus import CORPUS_CLIPS
-    from cookproc.core.schemas import atomic_write_text, read_parquet
-    from cookproc.report import corpus_summary_html, page
+    import os
+
+    from cookproc.core.schemas import atomic_write_text
+    from cookproc.report import page, summarise_corpus
 
     smk = snakemake  # noqa: F821
-    clips = read_parquet(smk.input.clips, CORPUS_CLIPS)
-    atomic_write_text(smk.output[0], page(f"Corpus: {smk.params.corpus}", corpus_summary_html(clips, top=smk.params.top)))
-    log.info("wrote %s: %d clips", smk.output[0], clips.num_rows)
+    summary = summarise_corpus(os.path.dirname(smk.input.dataset))
+    atomic_write_text(smk.output[0], page(f"Corpus: {smk.params.corpus}", summary.html(top=smk.params.top)))
+    log.info("wrote %s: %d clips", smk.output[0], summary.n_clips)
