@@ -25,6 +25,8 @@ from cookproc.core.deps import STORE as WORKFLOW_STORE  # noqa: E402
 from cookproc.corpus import corpus_files, shard_files  # noqa: E402
 from cookproc.subtitles import SUBTITLE_EXTENSIONS  # noqa: E402
 from cookproc.upstream import FILES as UPSTREAM_FILES, FOLDERS as UPSTREAM_FOLDERS  # noqa: E402
+from cookproc.systems import USER_NAME as USER_SYSTEM_NAME, scan_user_systems  # noqa: E402
+from snakemake.logging import logger  # noqa: E402
 from cookproc.video.frames import VideoError, find_video  # noqa: E402
 
 
@@ -49,7 +51,7 @@ SYSTEM_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 wildcard_constraints:
     system=SYSTEM_NAME,
     keyclips=SYSTEM_NAME,
-    user=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    user=USER_SYSTEM_NAME,
 
 
 def code_fingerprint(script):
@@ -102,28 +104,24 @@ def upstream_root(wildcards, input):
     return os.path.normpath(input.files[0][: -len(UPSTREAM_FILES[0])])
 
 
+# The user-systems folder, read once: a file that is no system's, a bad name or two files for one
+# system never stops the DAG from being built. Those are left out of the tables, and the job of
+# rule check_user_systems (a target of `all` and `report_all` while there are any) fails with one
+# message listing them all; every other job still runs (`snakemake -k` builds the tables).
+USER_SYSTEMS = scan_user_systems(USER_SYSTEMS_DIR)
+USER_SYSTEMS_CHECK = ["results/systems/user-systems.tsv"] if USER_SYSTEMS.problems else []
+if USER_SYSTEMS.problems:
+    logger.warning(USER_SYSTEMS.message())
+
+
 def user_systems(kind):
-    """Names of user-supplied systems of one kind ('keyclips' or 'tuples') in the user folder."""
-    names = set()
-    for ext in ("parquet", "jsonl"):
-        for path in glob.glob(os.path.join(USER_SYSTEMS_DIR, f"*.{kind}.{ext}")):
-            names.add(os.path.basename(path)[: -len(f".{kind}.{ext}")])
-    return sorted(names)
+    """Names of the user-supplied systems of one kind ('keyclips' or 'tuples') that have one file."""
+    return USER_SYSTEMS.names(kind)
 
 
-def user_system_file(kind, name):
-    """The one file a user system of ``kind`` is read from (two formats at once is ambiguous)."""
-    found = [
-        os.path.join(USER_SYSTEMS_DIR, f"{name}.{kind}.{ext}")
-        for ext in ("parquet", "jsonl")
-        if os.path.exists(os.path.join(USER_SYSTEMS_DIR, f"{name}.{kind}.{ext}"))
-    ]
-    if len(found) != 1:
-        raise ValueError(
-            f"user system {name!r}: expected exactly one of {name}.{kind}.parquet / .jsonl "
-            f"in {USER_SYSTEMS_DIR}, found {found}"
-        )
-    return found[0]
+def user_system_files(kind, name):
+    """Every file found for a user system (one when all is well; the import job fails otherwise)."""
+    return USER_SYSTEMS.files(kind, name)
 
 
 def keyclip_systems():
@@ -142,12 +140,12 @@ TAGGER_IN_TABLES = any(name.startswith("srl-") and name.endswith("-tagger")
                        for name in keyclip_systems() + tuple_systems())
 
 
-def user_keyclips_file(wildcards):
-    return user_system_file("keyclips", wildcards.user)
+def user_keyclips_files(wildcards):
+    return user_system_files("keyclips", wildcards.user)
 
 
-def user_tuples_file(wildcards):
-    return user_system_file("tuples", wildcards.user)
+def user_tuples_files(wildcards):
+    return user_system_files("tuples", wildcards.user)
 
 
 # Settings and paths of the key-clip stage that the supervised stage reads too (rules/keyclips.smk,
