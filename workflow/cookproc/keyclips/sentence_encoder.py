@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from cookproc import encoders
+from cookproc.core.artifacts import refuse_unsafe_model_files
 from cookproc.core.errors import InputError
 from cookproc.core.logs import Progress
 
@@ -50,6 +51,7 @@ def local_model_dir(path: str | os.PathLike | None) -> Path:
     path = encoders.resolve(str(path)) if path else default_encoder_path()
     if not path.is_dir():
         raise InputError(path, "expected a local Hugging Face model directory (config.json, weights, tokenizer)")
+    refuse_unsafe_model_files(path)  # safetensors weights only, no code hooks
     return path
 
 
@@ -80,7 +82,8 @@ def load_sentence_encoder(path: str | os.PathLike | None, *, pooling: str = "mea
     if (path / "modules.json").exists():
         from sentence_transformers import SentenceTransformer
 
-        model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        model = SentenceTransformer(str(path), device=device, local_files_only=True, trust_remote_code=False,
+                                    model_kwargs={"use_safetensors": True})
         model.max_seq_length = max_length
         # Renamed in sentence-transformers 5.x; accept both spellings.
         get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
@@ -93,10 +96,8 @@ def load_sentence_encoder(path: str | os.PathLike | None, *, pooling: str = "mea
 
         return SentenceEncoder(path.name, dim, encode_st)
 
-    from transformers import AutoModel, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-    model = AutoModel.from_pretrained(str(path), local_files_only=True).to(device).eval()
+    model, tokenizer = encoders.load_pretrained(path)
+    model = model.to(device).eval()
     dim = int(model.config.hidden_size)
 
     @torch.no_grad()

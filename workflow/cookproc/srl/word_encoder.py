@@ -42,14 +42,15 @@ class WordEncoder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import torch
-        from transformers import AutoModel, AutoTokenizer
+
+        from cookproc.encoders import load_pretrained
 
         path = resolve_encoder(name_or_path)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        model, self.tokenizer = load_pretrained(path)  # safetensors only, no code hooks
         if not self.tokenizer.is_fast:
             raise ValueError(f"encoder {path}: a fast tokenizer (tokenizer.json) is needed for word alignment")
         # Always computed in float32, whatever dtype the weights were stored in.
-        self.model = AutoModel.from_pretrained(path).float().eval().to(device)
+        self.model = model.float().eval().to(device)
         self.device = device
         self.max_subwords = min(max_subwords, int(self.model.config.max_position_embeddings))
         self.n_layers = int(self.model.config.num_hidden_layers) + 1
