@@ -5,6 +5,11 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+# Before `configfile:` reads config.yaml: a broken one is named with its line (Snakemake's own
+# message names neither the file nor the line).
+include: "rules/config_file.smk"
+
+
 configfile: "config.yaml"
 
 

@@ -20,7 +20,8 @@ WORKFLOW_PYTHON_DIR = os.path.join(workflow.basedir, "workflow")
 if WORKFLOW_PYTHON_DIR not in sys.path:
     sys.path.insert(0, WORKFLOW_PYTHON_DIR)
 
-from cookproc.core.config_schema import optional_path, validate_config  # noqa: E402 (needs the path above)
+from cookproc.core.config_schema import ConfigError, error_source, optional_path, validate_config  # noqa: E402 (needs the path above)
+from snakemake.exceptions import WorkflowError  # noqa: E402
 from cookproc.core.deps import STORE as WORKFLOW_STORE  # noqa: E402
 from cookproc.corpus import corpus_files, shard_files  # noqa: E402
 from cookproc.subtitles import SUBTITLE_EXTENSIONS  # noqa: E402
@@ -35,8 +36,14 @@ from cookproc.video.frames import VideoError, find_video  # noqa: E402
 # input of a result (cookproc.core.deps.ContentStore).
 WORKFLOW_STORE.use_file(os.path.join(".snakemake", "cookproc", "store.json"))
 
-# Checked against workflow/schemas/, defaults filled (also in the sections behind a $ref).
-validate_config(config, store=WORKFLOW_STORE)
+# Checked against workflow/schemas/, defaults filled (also in the sections behind a $ref). A bad
+# value is named with its key and where it was set (--config, or a config file and line).
+try:
+    validate_config(config, store=WORKFLOW_STORE)
+except ConfigError as error:
+    source = error_source(error, ["config.yaml", *map(os.path.relpath, workflow.config_settings.configfiles)],
+                          dict(workflow.config_settings.config))
+    raise WorkflowError(f"{source}: {error}" if source else str(error)) from None
 
 # Files of the workflow itself are addressed from its own folder, so that it can run with any
 # working directory (snakemake --directory, as the workflow tests do).

