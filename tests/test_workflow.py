@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 
@@ -166,3 +167,27 @@ def test_bad_user_system_files_fail_one_job_listing_them_and_the_rest_runs(tmp_p
     dry = run_snakemake(workdir, "--dry-run")
     assert "check_user_systems" not in dry.stdout and "problem(s)" not in dry.stdout + dry.stderr
     assert "user-dup" in dry.stdout  # dup's one file left is now a system of its own
+
+
+def test_a_swapped_intermediate_without_digests_is_moved_aside_and_rebuilt(tmp_path, tiny_upstream):
+    """Issue 37: a valid Parquet of the right schema, its digests removed and is_key flipped, put
+    over a workflow output. The next job that reads it fails naming it and moves it aside (never a
+    silently different Table 4), and the next plain run rebuilds it."""
+    workdir = make_workdir(tmp_path / "run", tiny_upstream, UPSTREAM_SYSTEMS_ONLY)
+    run_snakemake(workdir, "results/table4.csv")
+    table4 = (workdir / "results/table4.csv").read_bytes()
+    path = workdir / "results/keyclips/upstream-srl-heur.parquet"
+    original = path.read_bytes()
+    table = pq.read_table(path)
+    flipped = table.set_column(table.column_names.index("is_key"), "is_key", pa.compute.invert(table.column("is_key")))
+    pq.write_table(flipped.replace_schema_metadata(None), path)
+    proc = run_snakemake(workdir, "results/table4.csv", check=False)
+    assert proc.returncode != 0
+    log = (workdir / "logs/evaluate/table4.log").read_text()
+    assert ("results/keyclips/upstream-srl-heur.parquet is damaged (it carries no column digests, so this workflow did "
+            "not write it as it is): moved it aside to results/keyclips/upstream-srl-heur.parquet.damaged; run "
+            "`snakemake` again to rebuild it") in log
+    assert not path.exists() and path.with_name(path.name + ".damaged").exists()
+    assert not (workdir / "results/table4.csv").exists()  # the failed job's output is gone: no wrong table
+    run_snakemake(workdir, "results/table4.csv")
+    assert path.read_bytes() == original and (workdir / "results/table4.csv").read_bytes() == table4
