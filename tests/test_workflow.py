@@ -161,6 +161,8 @@ def test_bad_user_system_files_fail_one_job_listing_them_and_the_rest_runs(tmp_p
     assert t4 == ["upstream-neural", "upstream-srl-heur", "user-allkey"]
     assert t5 == {"upstream-srl-heur", "user-oracle"}
     assert (workdir / "results/report/errors/tuples/user-oracle.html").exists()
+    # The report's target does not skip them silently either.
+    assert "check_user_systems" in run_snakemake(workdir, "--dry-run", "report_all").stdout
     # Fixed: no check job any more, and nothing else to do.
     for name in ("my sys.keyclips.jsonl", "dup.tuples.parquet", "notes.txt"):
         (systems / name).unlink()
