@@ -5,6 +5,11 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+# Before `configfile:` reads config.yaml: a broken one is named with its line (Snakemake's own
+# message names neither the file nor the line).
+include: "rules/config_file.smk"
+
+
 configfile: "config.yaml"
 
 
@@ -42,4 +47,6 @@ rule all:
         # Everything the HTML report (snakemake --report results/report.html) shows, unless
         # report.build_pages is false (then `snakemake report_all` builds it).
         REPORT_TARGETS if config["report"]["build_pages"] else [],
+        # A bad file in the user-systems folder: one job fails listing them all (rules/common.smk).
+        USER_SYSTEMS_CHECK,
     default_target: True

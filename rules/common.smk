@@ -20,11 +20,14 @@ WORKFLOW_PYTHON_DIR = os.path.join(workflow.basedir, "workflow")
 if WORKFLOW_PYTHON_DIR not in sys.path:
     sys.path.insert(0, WORKFLOW_PYTHON_DIR)
 
-from cookproc.core.config_schema import optional_path, validate_config  # noqa: E402 (needs the path above)
+from cookproc.core.config_schema import ConfigError, error_source, optional_path, validate_config  # noqa: E402 (needs the path above)
+from snakemake.exceptions import WorkflowError  # noqa: E402
 from cookproc.core.deps import STORE as WORKFLOW_STORE  # noqa: E402
 from cookproc.corpus import METADATA_FILE, PARTITION_FILE, corpus_files, shard_files  # noqa: E402
 from cookproc.subtitles import SUBTITLE_EXTENSIONS  # noqa: E402
 from cookproc.upstream import FILES as UPSTREAM_FILES, FOLDERS as UPSTREAM_FOLDERS  # noqa: E402
+from cookproc.systems import USER_NAME as USER_SYSTEM_NAME, scan_user_systems  # noqa: E402
+from snakemake.logging import logger  # noqa: E402
 from cookproc.video.frames import VideoError, find_video  # noqa: E402
 
 
@@ -33,8 +36,14 @@ from cookproc.video.frames import VideoError, find_video  # noqa: E402
 # input of a result (cookproc.core.deps.ContentStore).
 WORKFLOW_STORE.use_file(os.path.join(".snakemake", "cookproc", "store.json"))
 
-# Checked against workflow/schemas/, defaults filled (also in the sections behind a $ref).
-validate_config(config, store=WORKFLOW_STORE)
+# Checked against workflow/schemas/, defaults filled (also in the sections behind a $ref). A bad
+# value is named with its key and where it was set (--config, or a config file and line).
+try:
+    validate_config(config, store=WORKFLOW_STORE)
+except ConfigError as error:
+    source = error_source(error, ["config.yaml", *map(os.path.relpath, workflow.config_settings.configfiles)],
+                          dict(workflow.config_settings.config))
+    raise WorkflowError(f"{source}: {error}" if source else str(error)) from None
 
 # Files of the workflow itself are addressed from its own folder, so that it can run with any
 # working directory (snakemake --directory, as the workflow tests do).
@@ -49,7 +58,7 @@ SYSTEM_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 wildcard_constraints:
     system=SYSTEM_NAME,
     keyclips=SYSTEM_NAME,
-    user=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    user=USER_SYSTEM_NAME,
 
 
 def code_fingerprint(script):
@@ -102,28 +111,24 @@ def upstream_root(wildcards, input):
     return os.path.normpath(input.files[0][: -len(UPSTREAM_FILES[0])])
 
 
+# The user-systems folder, read once: a file that is no system's, a bad name or two files for one
+# system never stops the DAG from being built. Those are left out of the tables, and the job of
+# rule check_user_systems (a target of `all` and `report_all` while there are any) fails with one
+# message listing them all; every other job still runs (`snakemake -k` builds the tables).
+USER_SYSTEMS = scan_user_systems(USER_SYSTEMS_DIR)
+USER_SYSTEMS_CHECK = ["results/systems/user-systems.tsv"] if USER_SYSTEMS.problems else []
+if USER_SYSTEMS.problems:
+    logger.warning(USER_SYSTEMS.message())
+
+
 def user_systems(kind):
-    """Names of user-supplied systems of one kind ('keyclips' or 'tuples') in the user folder."""
-    names = set()
-    for ext in ("parquet", "jsonl"):
-        for path in glob.glob(os.path.join(USER_SYSTEMS_DIR, f"*.{kind}.{ext}")):
-            names.add(os.path.basename(path)[: -len(f".{kind}.{ext}")])
-    return sorted(names)
+    """Names of the user-supplied systems of one kind ('keyclips' or 'tuples') that have one file."""
+    return USER_SYSTEMS.names(kind)
 
 
-def user_system_file(kind, name):
-    """The one file a user system of ``kind`` is read from (two formats at once is ambiguous)."""
-    found = [
-        os.path.join(USER_SYSTEMS_DIR, f"{name}.{kind}.{ext}")
-        for ext in ("parquet", "jsonl")
-        if os.path.exists(os.path.join(USER_SYSTEMS_DIR, f"{name}.{kind}.{ext}"))
-    ]
-    if len(found) != 1:
-        raise ValueError(
-            f"user system {name!r}: expected exactly one of {name}.{kind}.parquet / .jsonl "
-            f"in {USER_SYSTEMS_DIR}, found {found}"
-        )
-    return found[0]
+def user_system_files(kind, name):
+    """Every file found for a user system (one when all is well; the import job fails otherwise)."""
+    return USER_SYSTEMS.files(kind, name)
 
 
 def keyclip_systems():
@@ -142,12 +147,12 @@ TAGGER_IN_TABLES = any(name.startswith("srl-") and name.endswith("-tagger")
                        for name in keyclip_systems() + tuple_systems())
 
 
-def user_keyclips_file(wildcards):
-    return user_system_file("keyclips", wildcards.user)
+def user_keyclips_files(wildcards):
+    return user_system_files("keyclips", wildcards.user)
 
 
-def user_tuples_file(wildcards):
-    return user_system_file("tuples", wildcards.user)
+def user_tuples_files(wildcards):
+    return user_system_files("tuples", wildcards.user)
 
 
 # Settings and paths of the key-clip stage that the supervised stage reads too (rules/keyclips.smk,

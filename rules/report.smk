@@ -22,6 +22,8 @@ REPORT_TARGETS = [
     # corpus was built (its target is never built just for the report: hours on the full corpus).
     *expand("results/report/procedures/{name}.html", name=user_names()),
     *([f"results/report/corpus/{CORPUS['name']}.html"] if os.path.exists(CORPUS_METADATA) else []),
+    # Bad files of the user-systems folder are not skipped silently: a job fails listing them.
+    *USER_SYSTEMS_CHECK,
 ]
 
 

@@ -39,13 +39,14 @@ rule import_upstream_srl:
 rule import_user_keyclips:
     "Import a user-supplied key-clip system from data/systems."
     input:
-        system=user_keyclips_file,
+        system=user_keyclips_files,
         clips="results/dataset/clips.parquet",
     output:
         "results/keyclips/user-{user}.parquet",
     params:
         code=code_fingerprint("import_user_system"),
         kind="keyclips",
+        folder=USER_SYSTEMS_DIR,
     log:
         "logs/systems/import_user_keyclips/{user}.log",
     conda:
@@ -57,16 +58,33 @@ rule import_user_keyclips:
 rule import_user_tuples:
     "Import a user-supplied tuple system from data/systems."
     input:
-        system=user_tuples_file,
+        system=user_tuples_files,
         clips="results/dataset/clips.parquet",
     output:
         "results/tuples/user-{user}.parquet",
     params:
         code=code_fingerprint("import_user_system"),
         kind="tuples",
+        folder=USER_SYSTEMS_DIR,
     log:
         "logs/systems/import_user_tuples/{user}.log",
     conda:
         "../envs/cpu.yaml"
     script:
         "../workflow/scripts/import_user_system.py"
+
+
+rule check_user_systems:
+    "Fail with one message listing every bad file of the user-systems folder (built only while there are any)."
+    output:
+        "results/systems/user-systems.tsv",
+    params:
+        code=code_fingerprint("check_user_systems"),
+        folder=USER_SYSTEMS_DIR,
+        problems=USER_SYSTEMS.problems,
+    log:
+        "logs/systems/check_user_systems.log",
+    conda:
+        "../envs/cpu.yaml"
+    script:
+        "../workflow/scripts/check_user_systems.py"

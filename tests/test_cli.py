@@ -188,3 +188,27 @@ def test_the_default_tuple_extractor_must_exist(inputs, selector_dir):
     assert proc.returncode == 1, proc.stderr
     assert "tuples-never-built: no trained tuple extractor here" in proc.stderr and "--tuples none" in proc.stderr
     assert proc.stdout == ""
+
+
+def test_a_selector_with_a_pickle_is_refused_with_a_message_not_a_traceback(inputs, selector_dir):
+    """Issue 37: a crafted selector with a pickle in encoder/pytorch_model.bin."""
+    import os
+    import shlex
+    import shutil
+
+    import torch
+
+    class Payload:
+        def __reduce__(self):
+            return os.system, (f"touch {shlex.quote(str(inputs / 'pwned'))}",)
+
+    crafted = inputs / "crafted"
+    shutil.copytree(selector_dir, crafted)
+    torch.save({"weight": Payload()}, crafted / "encoder" / "pytorch_model.bin")
+    proc = cookproc(inputs, "extract", "soup.vtt", "--lexicon", "cooking.lst", "--keyclips", "crafted",
+                    "--tuples", "none", "-o", "out.json")
+    assert proc.returncode == 1
+    assert proc.stderr == ("cookproc extract: error: crafted/encoder/pytorch_model.bin: refused: weights are loaded "
+                           "from .safetensors files only, and .bin files can hold pickled code; remove it (convert it "
+                           "to safetensors if it is the only copy of the weights)\n"), proc.stderr
+    assert not (inputs / "pwned").exists() and not (inputs / "out.json").exists()

@@ -79,8 +79,8 @@ def test_numbers_given_as_strings_on_the_command_line_are_read_as_numbers():
     assert config["user"]["max_clip_s"] == 5 and isinstance(config["user"]["max_clip_s"], int)
     assert config["keyclips"]["neural"]["finetune"]["layers"] == 2  # behind a $ref, in another file
     assert config["tables"]["masked"] is False
-    # A string that is no number is refused with the key, the value and the way out.
-    with pytest.raises(ValueError, match=r"user\.max_clip_s.*'five'.*--configfile"):
+    # A string that is no number is refused with the key and the value (and, by Snakemake, where it was set).
+    with pytest.raises(ValueError, match=r"^config key user\.max_clip_s: expected number, got the string 'five'$"):
         validate_config({"user": {"max_clip_s": "five"}})
     # An integer key does not take a fraction, nor a number a boolean.
     with pytest.raises(ValueError, match=r"finetune\.layers"):
@@ -111,7 +111,7 @@ def test_a_stored_validation_fills_the_same_config_and_never_passes_a_bad_one(tm
 
     again = ContentStore()  # a later process
     again.use_file(tmp_path / "store.json")
-    monkeypatch.setattr(config_schema, "validate", lambda *a: pytest.fail("validated again"))
+    monkeypatch.setattr(config_schema, "_validate", lambda *a: pytest.fail("validated again"))
     stored = validate_config(load_config(), store=again)
     # Equal, key order included: rule params are compared as text, so another order would rerun jobs.
     assert stored == fresh and repr(stored) == repr(fresh)
@@ -128,3 +128,191 @@ def test_a_stored_validation_fills_the_same_config_and_never_passes_a_bad_one(tm
     config = load_config()
     del config["report"]["top_errors"]
     assert validate_config(config, schemas / "config.schema.yaml", store=again)["report"]["top_errors"] == 16
+
+
+# ----------------------------------------------------------------------------- issue 38 item 4, issue 37 item 6
+
+def snakemake_filled(config, schema=CONFIG_SCHEMA):
+    """The filling validate_config did through snakemake.utils.validate before the library stopped
+    importing Snakemake: the reference the jsonschema-only code must match, key order included."""
+    from cookproc.core.config_schema import coerce_command_line_values
+
+    schema = Path(schema)
+    coerce_command_line_values(config, schema)
+    validate(config, str(schema))
+    for name, part in yaml.safe_load(schema.read_text(encoding="utf-8")).get("properties", {}).items():
+        _snakemake_references(config, name, part, schema.parent)
+    return config
+
+
+def _snakemake_references(instance, name, part, base):
+    if not isinstance(instance.get(name), dict):
+        return
+    if "$ref" in part:
+        for key, value in (part.get("default") or {}).items():
+            instance[name].setdefault(key, copy.deepcopy(value))
+        snakemake_filled(instance[name], base / part["$ref"])
+    elif part.get("type") == "object":
+        for sub, subpart in part.get("properties", {}).items():
+            _snakemake_references(instance[name], sub, subpart, base)
+
+
+def _configs():
+    from fixtures import deep_merge
+
+    yield "empty", {}
+    yield "config.yaml", load_config()
+    for preset in sorted((REPO / "presets").glob("*.yaml")):
+        data = yaml.safe_load(preset.read_text(encoding="utf-8"))
+        yield f"{preset.name} alone", data
+        yield f"config.yaml + {preset.name}", deep_merge(load_config(), data)
+
+
+@pytest.mark.parametrize("name, config", list(_configs()), ids=lambda v: v if isinstance(v, str) else "")
+def test_the_filled_config_is_the_one_snakemake_validate_filled(name, config):
+    import json
+
+    ours = validate_config(copy.deepcopy(config))
+    reference = snakemake_filled(copy.deepcopy(config))
+    assert json.dumps(ours) == json.dumps(reference), name  # values and key order
+
+
+def test_the_library_never_imports_snakemake():
+    import subprocess
+    import sys
+
+    code = ("import sys; import cookproc.core.config_schema as c, cookproc.cli; c.validate_config({}); "
+            "assert not [m for m in sys.modules if m.split('.')[0] == 'snakemake'], 'snakemake imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO,
+                   env={"PYTHONPATH": str(REPO / "workflow"), "PATH": "/usr/bin:/bin"})
+
+
+@pytest.mark.parametrize("config, message", [
+    ({"keyclips": {"folds": {"k": "abc"}}},
+     "config key keyclips.folds.k: expected integer, got the string 'abc'"),
+    ({"tables": {"tuple_sytems": []}}, "config key tables.tuple_sytems: unknown key; the known keys here are bootstrap, "
+                                      "figure3_top, keyclip_systems, masked, predicted_keyclips, tuple_systems, "
+                                      "user_systems_dir"),
+    ({"keyclips": [1]}, "config key keyclips: [1] is not of type 'object'"),
+    ({"supervised": {"keyclips": {"encoder": {"finetune": {"layres": 2}}}}},
+     "config key supervised.keyclips.encoder.finetune.layres: unknown key; the known keys here are batch_size, "),
+])
+def test_schema_errors_are_one_line_naming_the_key(config, message):
+    from cookproc.core.config_schema import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        validate_config(config)
+    assert str(caught.value).startswith(message) and "\n" not in str(caught.value) and len(str(caught.value)) < 400
+
+
+@pytest.mark.parametrize("text, message", [
+    ("keyclips:\n  folds: [\n", r"^{path}, line 3, column 1: not valid YAML: while parsing a flow node; expected the "
+                                 r"node content, but found '<stream end>'$"),
+    ("user:\n\tdir: x\n", r"^{path}, line 2, column 1: not valid YAML: .*found character '\\t'"),
+    ("", r"^{path}: the file is empty; expected config sections \(such as `user:`\) at the top level$"),
+    ("- user\n- keyclips\n", r"^{path}: expected config sections \(such as `user:`\) at the top level, got a list$"),
+    (None, r"^{path}: config file not found$"),
+])
+def test_config_files_are_read_with_the_file_and_line_named(tmp_path, text, message):
+    import re
+
+    from cookproc.core.config_schema import ConfigError, load_config_file
+
+    path = tmp_path / "my.yaml"
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(ConfigError, match=message.format(path=re.escape(str(path)))):
+        load_config_file(path)
+
+
+def test_a_keys_line_is_found_in_its_file(tmp_path):
+    from cookproc.core.config_schema import key_line
+
+    path = tmp_path / "c.yaml"
+    path.write_text("# comment\nkeyclips:\n  text: {}\n  folds:\n    grouping: recipe\n    k: abc\n")
+    assert key_line(path, ["keyclips", "folds", "k"]) == 6
+    assert key_line(path, ["keyclips", "nope"]) == 2
+    assert key_line(path, ["user"]) is None
+
+
+@pytest.fixture(scope="module")
+def config_workdir(tmp_path_factory):
+    from fixtures import make_workdir, write_tiny_upstream
+
+    tmp = tmp_path_factory.mktemp("config")
+    return make_workdir(tmp / "work", write_tiny_upstream(tmp / "upstream"))
+
+
+def _dry_run_error(workdir, *args):
+    from fixtures import run_snakemake
+
+    proc = run_snakemake(workdir, "--dry-run", *args, check=False)
+    assert proc.returncode != 0
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines()
+             if line.strip() and not line.startswith(("Using workflow specific profile", "Config file config.yaml is"))]
+    assert len(lines) <= 4 and "Traceback" not in proc.stderr, lines
+    return "\n".join(lines)
+
+
+def test_snakemake_names_a_bad_command_line_value_its_key_and_where(config_workdir):
+    out = _dry_run_error(config_workdir, "--config", "keyclips={folds: {k: abc}}")
+    assert "--config: config key keyclips.folds.k: expected integer, got the string 'abc'" in out
+
+
+def test_snakemake_names_a_bad_value_in_a_configfile_with_its_line(config_workdir):
+    (config_workdir / "preset.yaml").write_text("# mine\nkeyclips:\n  folds:\n    k: abc\n")
+    out = _dry_run_error(config_workdir, "--configfile", str(config_workdir / "preset.yaml"))
+    assert "preset.yaml, line 4: config key keyclips.folds.k: expected integer, got the string 'abc'" in out
+    (config_workdir / "preset.yaml").write_text("tables:\n  colour: 1\n")
+    out = _dry_run_error(config_workdir, "--configfile", str(config_workdir / "preset.yaml"))
+    assert "preset.yaml, line 2: config key tables.colour: unknown key; the known keys here are bootstrap," in out
+
+
+def test_snakemake_names_a_broken_config_yaml_with_its_line(config_workdir):
+    config = config_workdir / "config.yaml"
+    good = config.read_text()
+    try:
+        config.write_text(good + "user:\n  dir: [\n")
+        out = _dry_run_error(config_workdir)
+        lines = len(good.splitlines())
+        assert f"config.yaml, line {lines + 3}, column 1: not valid YAML: while parsing a flow node; expected the node " \
+               "content, but found '<stream end>'" in out
+    finally:
+        config.write_text(good)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("user:\n  segmentation: bogus\n", "{path}, line 2: config key user.segmentation: 'bogus' is not one of "
+                                      "['auto', 'sentence', 'cue']"),
+    ("", "{path}: the file is empty; expected config sections (such as `user:`) at the top level"),
+    ("- user\n", "{path}: expected config sections (such as `user:`) at the top level, got a list"),
+    ("user: [\n", "{path}, line 2, column 1: not valid YAML: while parsing a flow node"),
+    (None, "{path}: config file not found"),
+])
+def test_cookproc_config_errors_are_one_line_naming_file_line_and_key(tmp_path, text, message):
+    import subprocess
+    import sys
+
+    path = tmp_path / "cfg.yaml"
+    if text is not None:
+        path.write_text(text)
+    (tmp_path / "talk.srt").write_text("1\n00:00:01,000 --> 00:00:02,000\nchop it.\n")
+    proc = subprocess.run([str(Path(sys.executable).parent / "cookproc"), "extract", "talk.srt", "--config",
+                           str(path)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith(f"cookproc extract: error: {message.format(path=path)}"), proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_config_files_can_be_checked_before_a_run(tmp_path, capsys):
+    """Snakemake reads --configfile files on its command line, before any workflow code: a preset
+    can be checked first (one line per file)."""
+    from cookproc.core.config_schema import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("keyclips:\n  folds:\n    k: abc\n")
+    assert main([str(REPO / "presets" / "paper.yaml"), str(bad), str(tmp_path / "nope.yaml")]) == 1
+    out, err = capsys.readouterr()
+    assert out == f"{REPO / 'presets' / 'paper.yaml'}: a valid workflow config\n"
+    assert err == (f"{bad}, line 3: config key keyclips.folds.k: expected integer, got the string 'abc'\n"
+                   f"{tmp_path / 'nope.yaml'}: config file not found\n")

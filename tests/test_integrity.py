@@ -9,13 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 import torch
 
 from cookproc.core import integrity
 from cookproc.core.errors import InputError, IntermediateError
-from cookproc.core.schemas import conform, read_parquet, read_table, write_parquet
+from cookproc.core.schemas import SchemaError, conform, read_parquet, read_table, write_parquet, wrong_columns
 from cookproc.srl.predict import load_tagger
 from cookproc.srl.tagger import HeadConfig, Tagger, Vocab
 from cookproc.srl.training import save_tagger
@@ -185,13 +186,96 @@ def test_damaged_files_outside_results_stay_in_place(tmp_path, monkeypatch):
     assert path.exists() and not Path(str(path) + ".damaged").exists()
 
 
-def test_a_missing_column_is_an_input_error_and_moves_nothing(tmp_path, monkeypatch):
+def test_a_missing_column_outside_results_is_an_input_error_and_moves_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = Path("data/t.parquet")
+    written(path)
+    with pytest.raises(InputError, match=r"data/t\.parquet: has no column\(s\) \['nope'\]") as caught:
+        read_table(path, ["video_id", "nope"])
+    assert not isinstance(caught.value, IntermediateError)
+    assert path.exists()
+
+
+def test_a_workflow_output_lacking_a_column_is_damage_and_moved_aside(tmp_path, monkeypatch):
+    """Another schema under results/ (an older workflow's file, or one swapped in) would fail every
+    later run the same way: it goes aside, to be rebuilt."""
     monkeypatch.chdir(tmp_path)
     path = Path("results/t.parquet")
     written(path)
-    with pytest.raises(InputError, match=r"results/t\.parquet: has no column\(s\) \['nope'\]") as caught:
+    with pytest.raises(IntermediateError, match=r"results/t\.parquet is damaged \(has no column\(s\) \['nope'\].*"
+                                                r"moved it aside to results/t\.parquet\.damaged"):
         read_table(path, ["video_id", "nope"])
-    assert not isinstance(caught.value, IntermediateError)
+    assert not path.exists()
+    # Readers that check the columns first (column_names) do the same.
+    written(path)
+    with pytest.raises(IntermediateError, match=r"missing columns \['x'\].*moved it aside"):
+        wrong_columns(path, "missing columns ['x']")
+    assert not path.exists()
+    written(Path("data/t.parquet"))
+    with pytest.raises(InputError, match=r"^data/t\.parquet: missing columns") as caught:
+        wrong_columns(Path("data/t.parquet"), "missing columns ['x']")
+    assert not isinstance(caught.value, IntermediateError) and Path("data/t.parquet").exists()
+
+
+def swapped_in(path: Path) -> bytes:
+    """The issue's case: a valid Parquet file of the right schema, its digests removed and every
+    ``is_key`` flipped, written over a workflow output with plain pyarrow."""
+    table = read_table(path)
+    flipped = table.set_column(table.column_names.index("is_key"), "is_key",
+                               pa.compute.invert(table.column("is_key")))
+    pq.write_table(flipped.replace_schema_metadata(None), path, write_page_checksum=True)
+    return path.read_bytes()
+
+
+def test_a_workflow_output_without_digests_is_damage_not_data(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = Path("results/keyclips/srl-heur-spacy.parquet")
+    written(path)
+    swapped = swapped_in(path)
+    with pytest.raises(IntermediateError) as caught:
+        read_parquet(path, SCHEMA)
+    assert str(caught.value) == (
+        "results/keyclips/srl-heur-spacy.parquet is damaged (it carries no column digests, so this workflow did "
+        "not write it as it is): moved it aside to results/keyclips/srl-heur-spacy.parquet.damaged; run "
+        "`snakemake` again to rebuild it")
+    assert not path.exists() and Path(str(path) + ".damaged").read_bytes() == swapped
+    # Asking for some columns only is refused alike.
+    written(path)
+    swapped_in(path)
+    with pytest.raises(IntermediateError, match="no column digests"):
+        read_table(path, ["video_id"])
+
+
+def test_a_users_file_needs_no_digests_and_is_never_moved(tmp_path, monkeypatch):
+    """User systems are placed deliberately: read as before, wherever they lie."""
+    monkeypatch.chdir(tmp_path)
+    for path in (Path("data/systems/mine.keyclips.parquet"), Path("results/mine.keyclips.parquet")):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(sample_table(), path)
+        assert read_table(path, user_file=True).equals(sample_table())
+        path.write_bytes(path.read_bytes()[:-1])
+        with pytest.raises(IntermediateError, match=f"{path} is damaged .*it is your file.*replace it"):
+            read_table(path, user_file=True)
+        assert path.exists() and not Path(str(path) + ".damaged").exists()
+
+
+def test_a_workflow_output_of_another_schema_is_moved_aside(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    other = pa.schema([pa.field("video_id", pa.string(), nullable=False), pa.field("n", pa.int64(), nullable=False)])
+    path = Path("results/keyclips/x.parquet")
+    write_parquet(pa.table({"video_id": ["a"], "n": [1]}), path, other)
+    with pytest.raises(IntermediateError) as caught:
+        read_parquet(path, SCHEMA)
+    assert str(caught.value).startswith(
+        "results/keyclips/x.parquet is damaged (not the schema this workflow reads: missing columns ['clip_idx', ")
+    assert str(caught.value).endswith("moved it aside to results/keyclips/x.parquet.damaged; run `snakemake` "
+                                      "again to rebuild it")
+    assert not path.exists()
+    # Elsewhere: the schema error as before, the file left where it is.
+    path = Path("data/x.parquet")
+    write_parquet(pa.table({"video_id": ["a"], "n": [1]}), path, other)
+    with pytest.raises(SchemaError, match=r"^data/x\.parquet: missing columns"):
+        read_parquet(path, SCHEMA)
     assert path.exists()
 
 

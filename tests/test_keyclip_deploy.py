@@ -201,3 +201,102 @@ def test_candidates_are_chosen_on_inner_validation_recipes_and_saved_with_the_ch
     with pytest.raises(ValueError, match=r"head_weight must be in \[0, 1\]"):
         deploy.train_selector(clips, inner, encoder_path=str(encoder), finetune=FINETUNE, net=NET, context_window=1,
                               layout_features=True, head_weight=0.5, seed=0, candidates={"head_weight": [2.0]})
+
+
+# ----------------------------------------------------------------------------- issue 37: safetensors only
+
+class _Payload:
+    """Unpickling this runs a shell command that creates ``marker``."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        import shlex
+
+        return os.system, (f"touch {shlex.quote(str(self.marker))}",)
+
+
+def _crafted(artifact, tmp_path):
+    crafted = tmp_path / "crafted"
+    shutil.copytree(artifact, crafted)
+    return crafted
+
+
+def test_a_pickle_in_the_encoder_folder_is_refused_naming_it_before_anything_loads(artifact, tmp_path, monkeypatch):
+    crafted = _crafted(artifact, tmp_path)
+    marker = tmp_path / "pwned"
+    torch.save({"weight": _Payload(marker)}, crafted / "encoder" / "pytorch_model.bin")
+    import transformers
+
+    def never(*args, **kwargs):
+        raise AssertionError("a model was loaded")
+    monkeypatch.setattr(transformers.AutoModel, "from_pretrained", never)
+    with pytest.raises(InputError) as caught:
+        deploy.KeyClipSelector.load(crafted)
+    assert str(caught.value) == (
+        f"{crafted / 'encoder' / 'pytorch_model.bin'}: refused: weights are loaded from .safetensors files only, and "
+        ".bin files can hold pickled code; remove it (convert it to safetensors if it is the only copy of the weights)")
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("craft, culprit, message", [
+    (lambda d: (d / "net.pt").write_bytes(b"x"), "net.pt", "weights are loaded from .safetensors files only"),
+    (lambda d: (d / "encoder" / "model.ckpt").write_bytes(b"x"), "encoder/model.ckpt", ".ckpt files"),
+    (lambda d: (d / "extra.PKL").write_bytes(b"x"), "extra.PKL", ".pkl files"),
+    (lambda d: (d / "encoder" / "modeling_evil.py").write_text("import os\n"), "encoder/modeling_evil.py",
+     "a model folder must hold no code"),
+    (lambda d: (d / "encoder" / "config.json").write_text(json.dumps(
+        {**json.loads((d / "encoder" / "config.json").read_text()), "auto_map": {"AutoModel": "evil.Model"}})),
+     "encoder/config.json", "'auto_map' asks to run code shipped with the model"),
+    (lambda d: (d / "encoder" / "tokenizer_config.json").write_text(json.dumps(
+        {**json.loads((d / "encoder" / "tokenizer_config.json").read_text()), "trust_remote_code": True})),
+     "encoder/tokenizer_config.json", "'trust_remote_code' asks to run code"),
+])
+def test_other_weight_formats_and_code_hooks_are_refused(artifact, tmp_path, craft, culprit, message):
+    crafted = _crafted(artifact, tmp_path)
+    craft(crafted)
+    with pytest.raises(InputError, match=rf"^{crafted / culprit}: refused: .*{message}"):
+        deploy.KeyClipSelector.load(crafted)
+
+
+def test_an_encoder_without_safetensors_weights_is_refused(artifact, tmp_path):
+    crafted = _crafted(artifact, tmp_path)
+    (crafted / "encoder" / "model.safetensors").unlink()
+    with pytest.raises(InputError, match=rf"^{crafted / 'encoder'}: cannot load it as a Hugging Face model with "
+                                         "safetensors weights"):
+        deploy.KeyClipSelector.load(crafted)
+
+
+def test_sentence_encoders_refuse_foreign_modules_and_pickles(encoder, tmp_path):
+    from cookproc.keyclips.sentence_encoder import load_sentence_encoder
+
+    folder = tmp_path / "st"
+    shutil.copytree(encoder, folder)
+    (folder / "modules.json").write_text(json.dumps([{"idx": 0, "name": "0", "path": "",
+                                                      "type": "my_package.EvilModule"}]))
+    with pytest.raises(InputError, match=r"modules.json: refused: module type 'my_package.EvilModule' is not one of "
+                                         r"sentence-transformers' own"):
+        load_sentence_encoder(folder)
+    (folder / "modules.json").unlink()
+    load_sentence_encoder(folder)  # the plain transformer loads
+    (folder / "pytorch_model.bin").write_bytes(b"x")
+    with pytest.raises(InputError, match=r"pytorch_model.bin: refused"):
+        load_sentence_encoder(folder)
+
+
+def test_the_shipped_encoders_hold_safetensors_and_pass_the_check():
+    """The packaged MiniLM and, when installed, all-mpnet-base-v2 (data/encoders) load as before."""
+    from cookproc import encoders
+    from cookproc.core.artifacts import refuse_unsafe_model_files
+    from cookproc.keyclips.sentence_encoder import default_encoder_path, load_sentence_encoder
+
+    folders = [default_encoder_path()]
+    mpnet = encoders.install_root() / "all-mpnet-base-v2"
+    if (mpnet / "model.safetensors").is_file():
+        folders.append(mpnet)
+    for folder in folders:
+        assert (folder / "model.safetensors").is_file(), folder
+        refuse_unsafe_model_files(folder)
+    encoder = load_sentence_encoder(None)
+    assert encoder.encode_batch(["chop the onion"]).shape == (1, encoder.dim)

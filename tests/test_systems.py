@@ -1,5 +1,6 @@
 """Importers: upstream predictions and user systems into the common schemas."""
 import json
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -115,3 +116,112 @@ def test_outputs_are_written_atomically_with_normal_permissions(tmp_path, clips)
     with pytest.raises(Exception, match="missing columns \\['sentence'\\]"):
         write_parquet(bad, tmp_path / "out" / "bad.parquet", CLIPS)
     assert not (tmp_path / "out" / "bad.parquet").exists()
+
+
+# ----------------------------------------------------------------------------- issue 37: user systems
+
+def _keyclip_records(clips):
+    return [{"video_id": v, "clip_idx": c, "is_key": c % 2 == 1, "score": 0.5} for v, c in _all_clips(clips)]
+
+
+@pytest.mark.parametrize("bad", ["NaN", "Infinity", "-Infinity"])
+def test_user_keyclips_refuse_non_finite_scores(tmp_path, clips, bad):
+    lines = [json.dumps(r) for r in _keyclip_records(clips)]
+    lines[2] = lines[2].replace('"score": 0.5', f'"score": {bad}')
+    path = tmp_path / "nan.keyclips.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert bad in path.read_text()
+    with pytest.raises(InputError, match=rf"nan\.keyclips\.jsonl, line 3: score must be a finite number, got "
+                                         rf"{'-inf' if bad == '-Infinity' else 'inf' if bad == 'Infinity' else 'nan'}$"):
+        read_user_keyclips(path, clips, "user-nan")
+
+
+def test_user_keyclips_refuse_nan_scores_in_parquet_and_huge_integers(tmp_path, clips):
+    records = _keyclip_records(clips)
+    records[4]["score"] = float("nan")
+    path = tmp_path / "nan.keyclips.parquet"
+    pq.write_table(pa.Table.from_pylist(records), path)
+    with pytest.raises(InputError, match=r"line 5: score must be a finite number, got nan"):
+        read_user_keyclips(path, clips, "user-nan")
+    lines = [json.dumps(r) for r in _keyclip_records(clips)]
+    lines[0] = lines[0].replace('"score": 0.5', '"score": 1' + "0" * 400)
+    path = tmp_path / "big.keyclips.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"line 1: score must be a finite number, got 1000.*\.\.\. \(401 characters\)"):
+        read_user_keyclips(path, clips, "user-big")
+
+
+def test_offending_values_are_echoed_cut_short(tmp_path, clips):
+    huge = "v" * 5_000_000
+    records = _keyclip_records(clips)
+    records[1]["video_id"] = huge
+    path = tmp_path / "flood.keyclips.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    with pytest.raises(InputError) as caught:
+        read_user_keyclips(path, clips, "user-flood")
+    message = str(caught.value)
+    assert len(message) < 300, len(message)
+    assert message == f"{path}, line 2: clip {'v' * 80}... (5000002 characters) is not in the benchmark"
+    records = _keyclip_records(clips)
+    records[0]["is_key"] = "x" * 1000
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    with pytest.raises(InputError, match=r"line 1: is_key must be true/false or 0/1, got 'x{79}\.\.\. \(1002 characters\)$"):
+        read_user_keyclips(path, clips, "user-flood")
+    tuples = [{"video_id": v, "clip_idx": c, "verbs": ["a" * 500], "args": []} for v, c in _all_clips(clips)]
+    tuples[0]["verbs"] = "b" * 500
+    path = tmp_path / "flood.tuples.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in tuples))
+    with pytest.raises(InputError, match=r"line 1 verbs: expected a list of strings, got 'b{79}\.\.\. \(502 characters\)$"):
+        read_user_tuples(path, clips, "user-flood")
+
+
+def test_an_upper_case_extension_is_read(tmp_path, clips):
+    records = _keyclip_records(clips)
+    path = tmp_path / "shout.KEYCLIPS.JSONL"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert read_user_keyclips(path, clips, "user-shout").num_rows == len(records)
+    parquet = tmp_path / "shout.tuples.Parquet"
+    pq.write_table(pa.Table.from_pylist([{"video_id": v, "clip_idx": c, "verbs": [], "args": []}
+                                         for v, c in _all_clips(clips)]), parquet)
+    assert read_user_tuples(parquet, clips, "user-shout").num_rows == len(records)
+
+
+def test_the_folder_scan_lists_every_bad_file_in_one_message(tmp_path):
+    from cookproc.systems import scan_user_systems
+
+    folder = tmp_path / "systems"
+    folder.mkdir()
+    for name in ("good.keyclips.jsonl", "good.tuples.parquet", "Shout.keyclips.JSONL", "my system.keyclips.jsonl",
+                 "-dash.tuples.jsonl", "dup.tuples.jsonl", "dup.tuples.parquet", "dup.keyclips.jsonl",
+                 "notes.txt", "mine.keyclips.json", ".gitkeep"):
+        (folder / name).write_text("")
+    (folder / "sub.keyclips.jsonl").mkdir()
+    scan = scan_user_systems(folder)
+    assert scan.names("keyclips") == ["Shout", "dup", "good"]  # dup's key clips are fine: only its tuples clash
+    assert scan.names("tuples") == ["good"]
+    assert scan.files("keyclips", "Shout") == [str(folder / "Shout.keyclips.JSONL")]
+    assert scan.files("tuples", "dup") == [str(folder / "dup.tuples.jsonl"), str(folder / "dup.tuples.parquet")]
+    assert scan.message() == (
+        f"{folder}: 6 problem(s) with user systems (each must be one file <name>.keyclips.jsonl|parquet or "
+        "<name>.tuples.jsonl|parquet, <name> matching [A-Za-z0-9][A-Za-z0-9_.-]*); these are left out of the "
+        "tables until fixed:\n"
+        "  - '-dash.tuples.jsonl': the name '-dash' must start with a letter or digit and hold only letters, "
+        "digits, '_', '.' and '-' (rename the file)\n"
+        "  - 'mine.keyclips.json': not a system file (move it out of the folder or rename it)\n"
+        "  - 'my system.keyclips.jsonl': the name 'my system' must start with a letter or digit and hold only "
+        "letters, digits, '_', '.' and '-' (rename the file)\n"
+        "  - 'notes.txt': not a system file (move it out of the folder or rename it)\n"
+        "  - 'sub.keyclips.jsonl': a folder, not a file\n"
+        "  - user system 'dup' (tuples): 2 files, dup.tuples.jsonl, dup.tuples.parquet; keep one")
+    assert scan_user_systems(tmp_path / "absent").message() == ""
+
+
+def test_the_import_job_names_a_missing_or_doubled_system_file(tmp_path):
+    from cookproc.systems import user_system_file
+
+    assert user_system_file(["d/x.keyclips.jsonl"], "keyclips", "x", "d") == Path("d/x.keyclips.jsonl")
+    with pytest.raises(InputError, match=r"^d: user system 'x' \(tuples\): 2 files, x.tuples.jsonl, "
+                                         r"x.tuples.parquet; keep one$"):
+        user_system_file(["d/x.tuples.parquet", "d/x.tuples.jsonl"], "tuples", "x", "d")
+    with pytest.raises(InputError, match=r"^d: user system 'x' \(tuples\): no file x.tuples.jsonl or x.tuples.parquet$"):
+        user_system_file([], "tuples", "x", "d")

@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 
@@ -130,3 +131,65 @@ def test_configured_repair_table_is_applied(tmp_path, tiny_upstream):
     first = pq.read_table(workdir / "results/dataset/clips.parquet").slice(0, 1).to_pylist()[0]
     assert (first["video_id"], first["clip_idx"], first["is_key"]) == ("vidPizza001", 0, True)
     assert "test: mark the first clip key" in (workdir / "logs/data/clips.log").read_text()
+
+
+def test_bad_user_system_files_fail_one_job_listing_them_and_the_rest_runs(tmp_path, tiny_upstream):
+    """Issue 37: a name with a space, two formats for one system, a stray file and an upper-case
+    extension. The DAG is built, one job fails naming every bad file, and `-k` builds the tables
+    with the good systems (the upper-case one among them)."""
+    workdir = make_workdir(tmp_path / "run", tiny_upstream, UPSTREAM_SYSTEMS_ONLY)
+    gold_user_systems(workdir)
+    systems = workdir / "data" / "systems"
+    (systems / "oracle.tuples.jsonl").rename(systems / "oracle.tuples.JSONL")
+    (systems / "my sys.keyclips.jsonl").write_text((systems / "allkey.keyclips.jsonl").read_text())
+    (systems / "dup.tuples.jsonl").write_text((systems / "oracle.tuples.JSONL").read_text())
+    (systems / "dup.tuples.parquet").write_bytes(b"")
+    (systems / "notes.txt").write_text("my notes\n")
+    proc = run_snakemake(workdir, "-k", check=False)
+    assert proc.returncode != 0
+    output = proc.stdout + proc.stderr
+    log = (workdir / "logs/systems/check_user_systems.log").read_text()
+    for text in (output, log):
+        assert "data/systems: 3 problem(s) with user systems" in text
+        assert "'my sys.keyclips.jsonl': the name 'my sys' must start with a letter or digit" in text
+        assert "'notes.txt': not a system file" in text
+        assert "user system 'dup' (tuples): 2 files, dup.tuples.jsonl, dup.tuples.parquet; keep one" in text
+    assert "MissingInputException" not in output
+    assert not (workdir / "results/systems/user-systems.tsv").exists()
+    t4 = [r["system"] for r in read_csv(workdir / "results/table4.csv")]
+    t5 = {r["system"] for r in read_csv(workdir / "results/table5.csv")}
+    assert t4 == ["upstream-neural", "upstream-srl-heur", "user-allkey"]
+    assert t5 == {"upstream-srl-heur", "user-oracle"}
+    assert (workdir / "results/report/errors/tuples/user-oracle.html").exists()
+    # The report's target does not skip them silently either.
+    assert "check_user_systems" in run_snakemake(workdir, "--dry-run", "report_all").stdout
+    # Fixed: no check job any more, and nothing else to do.
+    for name in ("my sys.keyclips.jsonl", "dup.tuples.parquet", "notes.txt"):
+        (systems / name).unlink()
+    dry = run_snakemake(workdir, "--dry-run")
+    assert "check_user_systems" not in dry.stdout and "problem(s)" not in dry.stdout + dry.stderr
+    assert "user-dup" in dry.stdout  # dup's one file left is now a system of its own
+
+
+def test_a_swapped_intermediate_without_digests_is_moved_aside_and_rebuilt(tmp_path, tiny_upstream):
+    """Issue 37: a valid Parquet of the right schema, its digests removed and is_key flipped, put
+    over a workflow output. The next job that reads it fails naming it and moves it aside (never a
+    silently different Table 4), and the next plain run rebuilds it."""
+    workdir = make_workdir(tmp_path / "run", tiny_upstream, UPSTREAM_SYSTEMS_ONLY)
+    run_snakemake(workdir, "results/table4.csv")
+    table4 = (workdir / "results/table4.csv").read_bytes()
+    path = workdir / "results/keyclips/upstream-srl-heur.parquet"
+    original = path.read_bytes()
+    table = pq.read_table(path)
+    flipped = table.set_column(table.column_names.index("is_key"), "is_key", pa.compute.invert(table.column("is_key")))
+    pq.write_table(flipped.replace_schema_metadata(None), path)
+    proc = run_snakemake(workdir, "results/table4.csv", check=False)
+    assert proc.returncode != 0
+    log = (workdir / "logs/evaluate/table4.log").read_text()
+    assert ("results/keyclips/upstream-srl-heur.parquet is damaged (it carries no column digests, so this workflow did "
+            "not write it as it is): moved it aside to results/keyclips/upstream-srl-heur.parquet.damaged; run "
+            "`snakemake` again to rebuild it") in log
+    assert not path.exists() and path.with_name(path.name + ".damaged").exists()
+    assert not (workdir / "results/table4.csv").exists()  # the failed job's output is gone: no wrong table
+    run_snakemake(workdir, "results/table4.csv")
+    assert path.read_bytes() == original and (workdir / "results/table4.csv").read_bytes() == table4

@@ -28,25 +28,18 @@ EXIT_BAD_INPUT = 1
 
 
 def load_config(path: str | None) -> tuple[dict, Path]:
-    """The workflow config (validated, defaults filled) and the folder its relative paths start from."""
-    import yaml
-
-    from cookproc.core.config_schema import validate_config
+    """The workflow config (validated, defaults filled) and the folder its relative paths start from.
+    A bad file or value is an error of a line naming the file, the line and the key."""
+    from cookproc.core.config_schema import ConfigError, error_source, load_config_file, validate_config
 
     if path is None:
         return validate_config({}), CHECKOUT
-    config_path = Path(path)
-    if not config_path.is_file():
-        raise InputError(config_path, "config file not found")
-    try:
-        config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise InputError(config_path, f"not valid YAML: {exc}") from exc
+    config = load_config_file(path)  # ConfigError naming the file (and the line of a syntax error)
     try:
         validate_config(config)
-    except Exception as exc:  # snakemake's WorkflowError and jsonschema's errors alike
-        raise InputError(config_path, f"not a valid workflow config: {exc}") from exc
-    return config, config_path.resolve().parent
+    except ConfigError as exc:
+        raise ConfigError(f"{error_source(exc, [path], None) or path}: {exc}", exc.keys) from None
+    return config, Path(path).resolve().parent
 
 
 def _relative_to(base: Path, path: str) -> str:

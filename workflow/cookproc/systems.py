@@ -12,6 +12,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
@@ -20,6 +24,22 @@ import pyarrow as pa
 from .dataset import video_id_from_url
 from cookproc.core.errors import InputError
 from cookproc.core.schemas import KEYCLIPS, TUPLES, read_table, to_table
+
+
+#: How much of an offending value a message echoes (a 5 MB ``video_id`` must not flood the log).
+SHOWN_CHARS = 80
+
+
+def cut(text: str) -> str:
+    """``text``, cut at :data:`SHOWN_CHARS` characters with an ellipsis and the full length."""
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:SHOWN_CHARS]}... ({len(text)} characters)"
+
+
+def shown(value) -> str:
+    """``repr(value)``, :func:`cut`."""
+    return cut(repr(value))
 
 
 def clip_keys(clips: pa.Table) -> list[tuple[str, int]]:
@@ -42,7 +62,8 @@ def _per_video_lists(path: Path, per_video: dict[str, list], clips: pa.Table, wh
     missing = sorted(set(expected) - set(per_video))
     extra = sorted(set(per_video) - set(expected))
     if missing or extra:
-        raise InputError(path, f"{what}: videos missing {missing[:5]} ({len(missing)}) / unknown {extra[:5]} ({len(extra)})")
+        raise InputError(path, f"{what}: videos missing {shown(missing[:5])} ({len(missing)}) / unknown "
+                               f"{shown(extra[:5])} ({len(extra)})")
     for video_id in sorted(expected):
         values, indices = per_video[video_id], expected[video_id]
         if len(values) != len(indices):
@@ -77,7 +98,7 @@ def import_upstream_keyclips(path: str | Path, clips: pa.Table, system: str = "u
 
 def _string_list(path: Path, value, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-        raise InputError(path, f"{where}: expected a list of strings, got {value!r}")
+        raise InputError(path, f"{where}: expected a list of strings, got {shown(value)}")
     return value
 
 
@@ -112,10 +133,86 @@ KEYCLIP_FIELDS = {"video_id", "clip_idx", "is_key"}
 KEYCLIP_OPTIONAL = {"score"}
 TUPLE_FIELDS = {"video_id", "clip_idx", "verbs", "args"}
 
+#: A user system is one file ``<name>.<kind>.<format>`` of the user-systems folder (kind and format
+#: in any case); its name becomes ``user-<name>`` in the tables, paths and logs.
+USER_KINDS = ("keyclips", "tuples")
+USER_FORMATS = ("jsonl", "parquet")
+USER_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+_USER_FILE = re.compile(rf"(?P<name>.*)\.(?P<kind>{'|'.join(USER_KINDS)})\.(?P<format>{'|'.join(USER_FORMATS)})",
+                        re.IGNORECASE)
+
+
+@dataclass
+class UserSystems:
+    """What the user-systems folder holds: the files of each (kind, name), and one line per problem
+    (a file that is no system's, a bad name, two files for one system). A system with a problem is
+    left out of the tables, and the workflow's check job fails listing every problem."""
+
+    folder: str
+    candidates: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def names(self, kind: str) -> list[str]:
+        """The systems of ``kind`` that have exactly one file."""
+        return sorted(name for (k, name), files in self.candidates.items() if k == kind and len(files) == 1)
+
+    def files(self, kind: str, name: str) -> list[str]:
+        """Every file found for system ``name`` of ``kind`` (one when all is well)."""
+        return list(self.candidates.get((kind, name), []))
+
+    def message(self) -> str:
+        """The one message listing every problem, or "" when there is none."""
+        if not self.problems:
+            return ""
+        return (f"{self.folder}: {len(self.problems)} problem(s) with user systems (each must be one file "
+                f"<name>.keyclips.jsonl|parquet or <name>.tuples.jsonl|parquet, <name> matching {USER_NAME}); "
+                "these are left out of the tables until fixed:\n" + "\n".join(f"  - {p}" for p in self.problems))
+
+
+def scan_user_systems(folder: str | os.PathLike) -> UserSystems:
+    """Sort the entries of the user-systems folder into systems and problems (hidden files, such as
+    ``.gitkeep``, are left alone; a missing folder holds no systems)."""
+    scan = UserSystems(str(folder))
+    try:
+        entries = sorted(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return scan
+    for entry in entries:
+        if entry.startswith("."):
+            continue
+        path = os.path.join(folder, entry)
+        match = _USER_FILE.fullmatch(entry)
+        if not match:
+            scan.problems.append(f"{shown(entry)}: not a system file (move it out of the folder or rename it)")
+        elif not os.path.isfile(path):
+            scan.problems.append(f"{shown(entry)}: a folder, not a file")
+        elif not re.fullmatch(USER_NAME, match["name"]):
+            scan.problems.append(f"{shown(entry)}: the name {shown(match['name'])} must start with a letter or "
+                                 "digit and hold only letters, digits, '_', '.' and '-' (rename the file)")
+        else:
+            scan.candidates.setdefault((match["kind"].lower(), match["name"]), []).append(path)
+    for (kind, name), files in sorted(scan.candidates.items()):
+        if len(files) > 1:
+            scan.problems.append(f"user system {name!r} ({kind}): {len(files)} files, "
+                                 f"{', '.join(os.path.basename(f) for f in files)}; keep one")
+    return scan
+
+
+def user_system_file(files: Iterable[str], kind: str, name: str, folder: str | os.PathLike) -> Path:
+    """The one file of user system ``name``, or an InputError naming what was found instead."""
+    files = sorted(files)
+    if len(files) == 1:
+        return Path(files[0])
+    if not files:
+        raise InputError(folder, f"user system {name!r} ({kind}): no file {name}.{kind}.jsonl or "
+                                 f"{name}.{kind}.parquet")
+    raise InputError(folder, f"user system {name!r} ({kind}): {len(files)} files, "
+                             f"{', '.join(os.path.basename(f) for f in files)}; keep one")
+
 
 def _read_records(path: Path) -> list[tuple[int, dict]]:
     """(line or row number, record) from a JSONL or Parquet file."""
-    if path.suffix == ".jsonl":
+    if path.suffix.lower() == ".jsonl":
         records = []
         with open(path, encoding="utf-8") as handle:
             for line_no, line in enumerate(handle, start=1):
@@ -129,8 +226,8 @@ def _read_records(path: Path) -> list[tuple[int, dict]]:
                     raise InputError(path, "expected one JSON object per line", line=line_no)
                 records.append((line_no, record))
         return records
-    if path.suffix == ".parquet":
-        return [(i + 1, r) for i, r in enumerate(read_table(path).to_pylist())]
+    if path.suffix.lower() == ".parquet":
+        return [(i + 1, r) for i, r in enumerate(read_table(path, user_file=True).to_pylist())]
     raise InputError(path, "expected a .jsonl or .parquet file")
 
 
@@ -149,13 +246,14 @@ def _user_records(path: Path, clips: pa.Table, required: set[str], optional: set
         fields = set(record)
         if not required <= fields or fields - required - optional:
             raise InputError(path, f"expected fields {sorted(required)} (optional {sorted(optional)}), "
-                                   f"got {sorted(fields)}", line=line)
+                                   f"got {shown(sorted(fields))}", line=line)
         video_id, clip_idx = record["video_id"], record["clip_idx"]
         if not isinstance(video_id, str) or isinstance(clip_idx, bool) or not isinstance(clip_idx, int):
-            raise InputError(path, f"expected video_id string and clip_idx integer, got {video_id!r}, {clip_idx!r}", line=line)
+            raise InputError(path, f"expected video_id string and clip_idx integer, got {shown(video_id)}, "
+                                   f"{shown(clip_idx)}", line=line)
         key = (video_id, clip_idx)
         if key not in known:
-            raise InputError(path, f"clip {video_id}#{clip_idx} is not in the benchmark", line=line)
+            raise InputError(path, f"clip {cut(f'{video_id}#{clip_idx}')} is not in the benchmark", line=line)
         if key in seen:
             raise InputError(path, f"clip {video_id}#{clip_idx} appears twice (first on line {seen[key]})", line=line)
         seen[key] = line
@@ -163,16 +261,26 @@ def _user_records(path: Path, clips: pa.Table, required: set[str], optional: set
     _check_coverage(path, seen, clips)
 
 
+def _finite_number(value) -> bool:
+    """A number (not a boolean) that a float holds, neither NaN nor infinite (JSON's NaN/Infinity)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def read_user_keyclips(path: str | Path, clips: pa.Table, system: str) -> pa.Table:
     path = Path(path)
     rows = []
     for line, record in _user_records(path, clips, KEYCLIP_FIELDS, KEYCLIP_OPTIONAL):
         flag = record["is_key"]
-        if flag not in (0, 1) or isinstance(flag, float):
-            raise InputError(path, f"is_key must be true/false or 0/1, got {flag!r}", line=line)
+        if isinstance(flag, float) or flag not in (0, 1):
+            raise InputError(path, f"is_key must be true/false or 0/1, got {shown(flag)}", line=line)
         score = record.get("score")
-        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
-            raise InputError(path, f"score must be a number, got {score!r}", line=line)
+        if score is not None and not _finite_number(score):
+            raise InputError(path, f"score must be a finite number, got {shown(score)}", line=line)
         rows.append({"system": system, "video_id": record["video_id"], "clip_idx": record["clip_idx"],
                      "is_key": bool(flag), "score": None if score is None else float(score), "fold": None})
     return to_table(rows, KEYCLIPS, what=str(path))

@@ -66,3 +66,58 @@ def read_model_json(path: str | os.PathLike, *, kind: str, files: Sequence[str],
         raise InputError(meta_path, f"format version {meta.get('format_version')!r}; this code reads version "
                                     f"{version}: {rebuild} with this workflow")
     return meta
+
+
+#: Weight formats other than safetensors: pickles (PyTorch's .bin/.pt/.pth/.ckpt, .pkl, joblib) can
+#: run code when loaded, and a loader given the choice may prefer them. Models load from
+#: safetensors only, so a folder holding one of these is refused before anything is read.
+OTHER_WEIGHTS = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle", ".joblib", ".h5", ".msgpack")
+#: Code a loader could import from a model folder (Hugging Face's remote code, custom modules).
+CODE_FILES = (".py", ".pyc", ".pyo", ".so")
+#: Keys of a model folder's JSON files that ask a loader to run code from the folder or the hub.
+CODE_KEYS = ("auto_map", "trust_remote_code", "custom_pipelines")
+
+
+def refuse_unsafe_model_files(folder: str | os.PathLike) -> None:
+    """Refuse a model folder (any depth) that holds weights other than safetensors, Python code, a
+    JSON file asking for remote code (``auto_map``, ``trust_remote_code``), or a sentence-transformers
+    module that is not sentence-transformers' own. The InputError names the file; nothing is loaded."""
+    folder = Path(folder)
+    seen: set[str] = set()
+    for top, dirs, names in os.walk(folder, followlinks=True):
+        real = os.path.realpath(top)
+        if real in seen:  # a link back up the tree
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(top, name)
+            suffix = path.suffix.lower()
+            if suffix in OTHER_WEIGHTS:
+                raise InputError(path, f"refused: weights are loaded from .safetensors files only, and {suffix} "
+                                       "files can hold pickled code; remove it (convert it to safetensors if it is "
+                                       "the only copy of the weights)")
+            if suffix in CODE_FILES:
+                raise InputError(path, "refused: a model folder must hold no code (a loader could import it); "
+                                       "remove it")
+            if suffix == ".json":
+                _refuse_code_hooks(path)
+
+
+def _refuse_code_hooks(path: Path) -> None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return  # not a settings file this check understands; the loader reports a broken one
+    if isinstance(data, dict):
+        hooks = [key for key in CODE_KEYS if key in data]
+        if hooks:
+            raise InputError(path, f"refused: {hooks[0]!r} asks to run code shipped with the model; remove the key "
+                                   "(models run with the library's own code only)")
+    if path.name == "modules.json" and isinstance(data, list):
+        for module in data:
+            kind = module.get("type") if isinstance(module, dict) else None
+            if not isinstance(kind, str) or not kind.startswith("sentence_transformers."):
+                raise InputError(path, f"refused: module type {str(kind)[:80]!r} is not one of sentence-transformers' "
+                                       "own (it would import code named by the model)")

@@ -1,41 +1,194 @@
 """The workflow's config checked against workflow/schemas/, with its defaults filled at every level.
 
-jsonschema's default filling (snakemake.utils.validate) stops at a ``$ref``: a left-out section, or
-a left-out subsection such as ``keyclips.neural.finetune``, would come back as the ``default`` next
-to the ``$ref`` and nothing inside it. :func:`validate_config` also validates each referenced part
-against its own file, so those get their defaults too; a default given next to a ``$ref`` (the
-supervised encoder's ``finetune: {layers: 12}``) overrides the file's defaults for that use.
+Validation is jsonschema's (Draft 2020-12), with each ``properties`` default filled in as Snakemake's
+``snakemake.utils.validate`` fills it (the library never imports Snakemake). That filling stops at a
+``$ref``: a left-out section, or a left-out subsection such as ``keyclips.neural.finetune``, would
+come back as the ``default`` next to the ``$ref`` and nothing inside it. :func:`validate_config`
+also validates each referenced part against its own file, so those get their defaults too; a
+default given next to a ``$ref`` (the supervised encoder's ``finetune: {layers: 12}``) overrides the
+file's defaults for that use.
+
+Every error is a :class:`ConfigError` of a line or two that names the key (and, from
+:func:`load_config_file`, the file and the line), never a dump of the schema.
 """
 from __future__ import annotations
 
 import copy
 import hashlib
 import json
+import os
 from pathlib import Path
+from typing import Sequence
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 import yaml
-from snakemake.utils import validate
 
+#: The workflow's schemas, beside the package (workflow/schemas/); callers may pass another folder's.
+SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "schemas"
 #: The top-level config schema; the stages' sections live in schemas/config/.
-CONFIG_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
+CONFIG_SCHEMA = SCHEMAS_DIR / "config.schema.yaml"
+#: How much of an offending value a message shows.
+SHOWN_CHARS = 120
 
 
-def validate_config(config: dict, schema: Path = CONFIG_SCHEMA, *, store=None) -> dict:
-    """Validate ``config`` against ``schema`` (raises on an unknown key or a bad value) and fill in
-    every default, including those of the parts the schema takes from other files. Returns ``config``.
+class ConfigError(ValueError):
+    """A config file or value that is not a valid workflow config: the message names the key, and
+    the file and line when they are known; ``keys`` is the key's path (empty: the file as a whole)."""
+
+    def __init__(self, message: str, keys: Sequence[str] = ()):
+        super().__init__(message)
+        self.keys = tuple(keys)
+
+
+def _cut(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text)} characters)"
+
+
+def load_config_file(path: str | os.PathLike) -> dict:
+    """A config file's content (YAML or JSON), or a ConfigError naming the file, and the line of a
+    syntax error: a missing file, broken YAML, an empty file or one that is not a mapping of sections."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found" if not path.exists() else f"{path}: not a file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
+        what = "; ".join(_cut(part) for part in (exc.context, exc.problem) if part)
+        raise ConfigError(f"{where}: not valid YAML: {what}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {_cut(exc)}") from None
+    if data is None:
+        raise ConfigError(f"{path}: the file is empty; expected config sections (such as `user:`) at the top level")
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected config sections (such as `user:`) at the top level, "
+                          f"got a {'list' if isinstance(data, list) else type(data).__name__}")
+    return data
+
+
+def key_line(path: str | os.PathLike, keys: Sequence[str]) -> int | None:
+    """The line of ``path`` (1-based) where the nested key ``keys`` is written, or None."""
+    try:
+        node = yaml.compose(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    line = None
+    for key in keys:
+        if not isinstance(node, yaml.MappingNode):
+            return line
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == str(key):
+                line, node = key_node.start_mark.line + 1, value_node
+                break
+        else:
+            return line
+    return line
+
+
+def _load_schema(path: Path) -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _validate(instance: dict, schema_path: Path, where: Sequence[str]) -> None:
+    """jsonschema validation that fills ``properties`` defaults in place, as snakemake.utils.validate
+    does (relative ``$ref``s resolved from the schema's own file)."""
+    import jsonschema
+    from jsonschema import Draft202012Validator, validators
+    from referencing import Registry, Resource
+
+    schema = _load_schema(schema_path)
+    schema["$id"] = schema_path.resolve().as_uri()
+
+    def retrieve(uri: str) -> Resource:
+        return Resource.from_contents(_load_schema(Path(url2pathname(urlparse(uri).path))))
+
+    registry = Registry(retrieve=retrieve).with_resource(uri=str(schema_path),
+                                                         resource=Resource.from_contents(schema))
+    validate_properties = Draft202012Validator.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        for name, subschema in properties.items():
+            if "default" in subschema and isinstance(instance, dict):
+                instance.setdefault(name, copy.deepcopy(subschema["default"]))
+        yield from validate_properties(validator, properties, instance, schema)
+
+    filling = validators.extend(Draft202012Validator, {"properties": set_defaults})
+    try:
+        filling(schema, registry=registry).validate(instance)
+    except jsonschema.ValidationError as exc:
+        raise describe_error(exc, where) from None
+
+
+def describe_error(error, where: Sequence[str] = ()) -> ConfigError:
+    """A one-line ConfigError for a jsonschema ValidationError: the key, what is wrong, what is expected."""
+    keys = [*where, *map(str, error.absolute_path)]
+    if error.validator == "additionalProperties":
+        unknown = sorted(map(str, set(error.instance) - set(error.schema.get("properties", {}))))
+        known = sorted(error.schema.get("properties", {}))
+        keys += unknown[:1]
+        return ConfigError(f"config key {'.'.join(keys) or '(top level)'}: unknown key; the known keys here are "
+                           f"{_cut(', '.join(known))}", keys)
+    description = error.schema.get("description") if isinstance(error.schema, dict) else None
+    hint = f" ({_cut(description)})" if description and error.validator != "type" else ""
+    return ConfigError(f"config key {'.'.join(keys) or '(top level)'}: {_cut(error.message)}{hint}", keys)
+
+
+def _holds(config, keys: Sequence[str]) -> bool:
+    for key in keys:
+        if not isinstance(config, dict) or key not in config:
+            return False
+        config = config[key]
+    return True
+
+
+def error_source(error: ConfigError, files: Sequence[str | os.PathLike], command_line: dict | None) -> str:
+    """Where the offending key of ``error`` was set: "--config" when the command line sets it, else
+    "<file>, line N" of the last config file (in ``files``, lowest precedence first) that sets it;
+    "" when none does (a default, or the key is not known)."""
+    keys = list(error.keys)
+    if not keys:
+        return ""
+    if command_line and _holds(command_line, keys):
+        return "--config"
+    for path in reversed([Path(f) for f in files]):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        if _holds(data, keys):
+            line = key_line(path, keys)
+            return f"{path}, line {line}" if line else str(path)
+    return ""
+
+
+def validate_config(config: dict, schema: Path = CONFIG_SCHEMA, *, store=None, where: Sequence[str] = ()) -> dict:
+    """Validate ``config`` against ``schema`` (a ConfigError naming the key for an unknown key or a
+    bad value) and fill in every default, including those of the parts the schema takes from other
+    files. Returns ``config``.
 
     ``store`` (a cookproc.core.deps.ContentStore): a config validated before against the same
-    schema files is filled from it without validating again (only configs that passed are kept)."""
+    schema files is filled from it without validating again (only configs that passed are kept).
+    ``where``: the keys above ``config`` (for the messages)."""
     schema = Path(schema)
+    if not isinstance(config, dict):
+        raise ConfigError(f"config key {'.'.join(where) or '(top level)'}: expected a mapping of keys, "
+                          f"got {_cut(repr(config))}", where)
     key = _store_key(config, schema) if store is not None else None
     filled = store.get(key) if key is not None else None
     if filled is not None:
         config.clear()
         config.update(copy.deepcopy(filled))
         return config
-    coerce_command_line_values(config, schema)
-    validate(config, str(schema))
-    _validate_references(config, yaml.safe_load(schema.read_text(encoding="utf-8")), schema.parent)
+    coerce_command_line_values(config, schema, ".".join(where))
+    _validate(config, schema, where)
+    _validate_references(config, _load_schema(schema), schema.parent, where)
     stored = json.loads(json.dumps(config)) if key is not None else None
     if stored is not None and json.dumps(stored) == json.dumps(config) and stored == config:
         # Kept only when JSON gives it back as it is, key order included (no tuples, no number keys).
@@ -101,12 +254,11 @@ def _coerce(instance: dict, schema: dict, base: Path, where: str) -> None:
                for t in scalars) or (parsed is None and "null" in wanted):
             instance[name] = parsed
         else:
-            raise ValueError(f"config key {key}: expected {' or '.join(wanted)}, got the string {value!r}; "
-                             "values given with --config on the command line arrive as strings, so write "
-                             "them in a YAML file passed with --configfile instead")
+            raise ConfigError(f"config key {key}: expected {' or '.join(wanted)}, got the string {_cut(repr(value))}",
+                              key.split("."))
 
 
-def _validate_references(instance: dict, schema: dict, base: Path) -> None:
+def _validate_references(instance: dict, schema: dict, base: Path, where: Sequence[str] = ()) -> None:
     for name, part in schema.get("properties", {}).items():
         if not isinstance(instance.get(name), dict):
             continue
@@ -115,6 +267,33 @@ def _validate_references(instance: dict, schema: dict, base: Path) -> None:
             # that leaves a key out gets the value given there, then the file's own default.
             for key, value in (part.get("default") or {}).items():
                 instance[name].setdefault(key, copy.deepcopy(value))
-            validate_config(instance[name], base / part["$ref"])
+            validate_config(instance[name], base / part["$ref"], where=[*where, name])
         elif part.get("type") == "object":
-            _validate_references(instance[name], part, base)
+            _validate_references(instance[name], part, base, [*where, name])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m cookproc.core.config_schema FILE...``: check config files (a preset, a
+    --configfile) before a run, each on its own; one line per file, exit status 1 if any is bad.
+    (Snakemake's command line reads --configfile files before any workflow code runs.)"""
+    import sys
+
+    files = list(sys.argv[1:] if argv is None else argv)
+    bad = 0
+    for path in files:
+        try:
+            config = load_config_file(path)
+            validate_config(config)
+        except ConfigError as exc:
+            message = str(exc)
+            if not message.startswith(str(path)):  # a value: name the file and the key's line
+                message = f"{error_source(exc, [path], None) or path}: {message}"
+            print(message, file=sys.stderr)
+            bad += 1
+        else:
+            print(f"{path}: a valid workflow config")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

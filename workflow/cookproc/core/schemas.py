@@ -221,14 +221,17 @@ def _check_magic(path: str | os.PathLike) -> None:
             raise integrity.Damage("no Parquet magic number at its start")
 
 
-def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None) -> pa.Table:
-    """Read with page-checksum verification and check the column digests when the file has them.
-    Raises integrity.Damage for damage, InputError for a column the (intact) file does not have."""
+def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None, require_digests: bool) -> pa.Table:
+    """Read with page-checksum verification and check the column digests when the file has them
+    (``require_digests``: a file without them is damage). Raises integrity.Damage for damage,
+    InputError for a column the (intact) file does not have."""
     try:
         _check_magic(path)
         with pq.ParquetFile(path, page_checksum_verification=True) as handle:
             names = handle.schema_arrow.names
             digests = integrity.stored_digests(handle.metadata.metadata)
+            if digests is None and require_digests:
+                raise integrity.Damage("it carries no column digests, so this workflow did not write it as it is")
             if digests is not None and sorted(digests) != sorted(names):
                 raise integrity.Damage(f"its columns {sorted(names)} are not those it was written with "
                                        f"{sorted(digests)}")
@@ -251,19 +254,28 @@ def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None) -> pa.
     return table.replace_schema_metadata(metadata or None)
 
 
-def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None) -> pa.Table:
+def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
+               user_file: bool = False) -> pa.Table:
     """Read a Parquet file (all columns, or ``columns`` in that order), verified.
 
     Every page's checksum is checked, and the content of each column read is checked against the
-    digest ``write_parquet`` stored (files without digests, e.g. user-supplied ones, get the page
-    checksums only). A damaged or truncated file raises ``IntermediateError`` naming it and saying
-    how to rebuild it; a workflow output (a file under ``results/``) is first moved aside to
-    ``<file>.damaged``, so that the next ``snakemake`` run finds it missing and rebuilds it.
-    A column the file lacks raises ``InputError``."""
+    digest ``write_parquet`` stored. A damaged or truncated file raises ``IntermediateError`` naming
+    it and saying how to rebuild it; a workflow output (a file under ``results/``) is first moved
+    aside to ``<file>.damaged``, so that the next ``snakemake`` run finds it missing and rebuilds it.
+    A workflow output must carry the digests, and must have the ``columns`` asked for: a file
+    without them (swapped in, or of another schema) is damage too. Elsewhere a file without digests
+    gets the page checksums only, and a column it lacks raises ``InputError``.
+    ``user_file``: a file the user placed deliberately (a user system): digests are checked when
+    present but never required, and it is never moved aside, wherever it lies."""
+    output = not user_file and integrity.is_workflow_output(path)
     try:
-        return _read_checked(path, columns)
+        return _read_checked(path, columns, require_digests=output)
     except integrity.Damage as exc:
-        _raise_damaged(path, str(exc))
+        _raise_damaged(path, str(exc), move=not user_file)
+    except InputError as exc:
+        if not output:
+            raise
+        _raise_damaged(path, str(exc).removeprefix(f"{path}: "))
 
 
 def column_names(path: str | os.PathLike) -> list[str]:
@@ -280,8 +292,19 @@ def column_names(path: str | os.PathLike) -> list[str]:
         _raise_damaged(path, " ".join(str(exc).split())[:300] or type(exc).__name__)
 
 
-def _raise_damaged(path: str | os.PathLike, reason: str) -> NoReturn:
-    """Raise IntermediateError for a damaged file, moving a workflow output aside first."""
+def wrong_columns(path: str | os.PathLike, message: str) -> NoReturn:
+    """Raise for a file that lacks columns its reader needs (found with :func:`column_names`): a
+    workflow output is damage (moved aside, to be rebuilt), any other file an ``InputError``."""
+    if integrity.is_workflow_output(path):
+        _raise_damaged(path, message)
+    raise InputError(path, message)
+
+
+def _raise_damaged(path: str | os.PathLike, reason: str, *, move: bool = True) -> NoReturn:
+    """Raise IntermediateError for a damaged file, moving a workflow output aside first (not a
+    user's file: ``move`` False)."""
+    if not move:
+        raise IntermediateError(path, reason, "it is your file, so no rule rebuilds it: replace it with an intact copy")
     if not integrity.is_workflow_output(path):
         raise IntermediateError(path, reason, "it is not under results/, so no rule rebuilds it: "
                                               "replace it with an intact copy")
@@ -292,9 +315,16 @@ def _raise_damaged(path: str | os.PathLike, reason: str) -> NoReturn:
                             moved_to=moved_to)
 
 
-def read_parquet(path: str | os.PathLike, schema: pa.Schema) -> pa.Table:
-    """Read a Parquet file verified (:func:`read_table`) and check it against ``schema``."""
-    return conform(read_table(path), schema, what=str(path))
+def read_parquet(path: str | os.PathLike, schema: pa.Schema, *, user_file: bool = False) -> pa.Table:
+    """Read a Parquet file verified (:func:`read_table`) and check it against ``schema``: a workflow
+    output of another schema is damage (moved aside, to be rebuilt), any other file a SchemaError."""
+    table = read_table(path, user_file=user_file)
+    try:
+        return conform(table, schema, what=str(path))
+    except SchemaError as exc:
+        if user_file or not integrity.is_workflow_output(path):
+            raise
+        _raise_damaged(path, f"not the schema this workflow reads: {str(exc).removeprefix(f'{path}: ')}")
 
 
 @contextmanager

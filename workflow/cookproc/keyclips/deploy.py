@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from cookproc.core.artifacts import building_folder, read_model_json as read_artifact_json
+from cookproc.core.artifacts import building_folder, read_model_json as read_artifact_json, refuse_unsafe_model_files
 from cookproc.core.errors import InputError
 from cookproc.keyclips.crossval import blend_scores
 from cookproc.keyclips.finetune import FinetuneConfig, FrozenBottom, TunedTop, load_bottom, train_top, tuned_outputs
@@ -43,6 +43,7 @@ from cookproc.keyclips.inputs import text_inputs
 from cookproc.keyclips.lexical import build_vocabulary, token_matrix
 from cookproc.keyclips.net import KeyClipNet
 from cookproc.keyclips.selection import choose
+from cookproc.keyclips.sentence_encoder import load_pretrained
 from cookproc.keyclips.thresholds import best_threshold
 from cookproc.keyclips.train import ClipInputs, KeyClipTrainConfig, predict, train_model
 
@@ -223,13 +224,13 @@ class KeyClipSelector:
     def load(cls, path: str | os.PathLike, device: str = "cpu") -> "KeyClipSelector":
         """Read and check an artifact folder; refuses one whose format, spec or weights do not match."""
         from safetensors.torch import load_file
-        from transformers import AutoModel, AutoTokenizer
 
         path = Path(path)
         meta = read_model_json(path)
+        # Before any weights are read: safetensors only, no code hooks, anywhere in the folder.
+        refuse_unsafe_model_files(path)
         spec = SelectorSpec(**meta["spec"])
-        model = AutoModel.from_pretrained(str(path / "encoder"), local_files_only=True)
-        tokenizer = AutoTokenizer.from_pretrained(str(path / "encoder"), local_files_only=True)
+        model, tokenizer = load_pretrained(path / "encoder")
         if int(model.config.hidden_size) != spec.hidden_size:
             raise InputError(path / "encoder", f"hidden size {model.config.hidden_size}, model.json says "
                                                f"{spec.hidden_size}")

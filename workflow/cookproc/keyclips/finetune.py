@@ -27,7 +27,7 @@ from torch import nn
 
 from cookproc.core.errors import InputError
 from cookproc.keyclips.folds import split_indices
-from cookproc.keyclips.sentence_encoder import local_model_dir, mean_pool
+from cookproc.keyclips.sentence_encoder import load_pretrained, local_model_dir, mean_pool
 from cookproc.keyclips.tuned_vectors import FoldVectors
 from cookproc.core.logs import Progress
 
@@ -127,14 +127,11 @@ class FrozenBottom:
 def load_bottom(path: str | os.PathLike | None, sentences: Sequence[str], top: int, *, max_length: int = 128,
                 device: str = "cpu") -> FrozenBottom:
     """Load a local Hugging Face encoder (default: the packaged MiniLM-L6) offline and run its bottom."""
-    from transformers import AutoModel, AutoTokenizer
-
     path = local_model_dir(path)
     if not (path / "config.json").is_file():
         raise InputError(path, "expected a local Hugging Face model directory with config.json, weights and "
                                "tokenizer (fine-tuning needs the transformer itself)")
-    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-    model = AutoModel.from_pretrained(str(path), local_files_only=True)
+    model, tokenizer = load_pretrained(path)
     return FrozenBottom(model, tokenizer, sentences, top, max_length=max_length, device=device)
 
 

@@ -17,7 +17,7 @@ import pyarrow as pa
 import scipy.sparse as sp
 
 from cookproc.core.errors import InputError
-from cookproc.core.schemas import column_names, read_table
+from cookproc.core.schemas import column_names, read_table, wrong_columns
 
 #: Columns of results/dataset/clips.parquet (cookproc.core.schemas.CLIPS) the learned selectors read.
 CLIP_COLUMNS = ("video_id", "recipe", "clip_idx", "start_s", "end_s", "sentence", "is_key")
@@ -33,7 +33,7 @@ def read_clips_parquet(path: str | os.PathLike) -> pd.DataFrame:
     schema_names = column_names(path)
     missing = [c for c in CLIP_COLUMNS if c not in schema_names]
     if missing:
-        raise InputError(path, f"missing columns {missing}; expected the CLIPS schema (cookproc.core.schemas)")
+        wrong_columns(path, f"missing columns {missing}; expected the CLIPS schema (cookproc.core.schemas)")
     df = read_table(path, columns=list(CLIP_COLUMNS)).to_pandas()
     for col in ("video_id", "recipe", "clip_idx", "sentence", "is_key", "start_s"):
         nulls = df[col].isna()
@@ -161,7 +161,7 @@ def tsm_sets(path, clips: pd.DataFrame, *, max_set: int = 16, n_verbs: int = EPI
     names = column_names(path)
     missing = [c for c in cols if c not in names]
     if missing:
-        raise InputError(path, f"missing columns {missing}; expected the ALIGNED_SEGMENTS schema")
+        wrong_columns(path, f"missing columns {missing}; expected the ALIGNED_SEGMENTS schema")
     df = read_table(path, columns=list(cols)).to_pandas()
     for col, n in (("verb_class", n_verbs), ("noun_class", n_nouns)):
         bad = (df[col] < 0) | (df[col] >= n)
@@ -197,7 +197,7 @@ def frame_sets(path, clips: pd.DataFrame, *, max_set: int = 10) -> VisualSets:
     names = column_names(path)
     missing = [c for c in cols if c not in names]
     if missing:
-        raise InputError(path, f"missing columns {missing}; expected video_id, clip_idx, frame_idx, embedding")
+        wrong_columns(path, f"missing columns {missing}; expected video_id, clip_idx, frame_idx, embedding")
     table = read_table(path, columns=list(cols))
     table = table.sort_by([("video_id", "ascending"), ("clip_idx", "ascending"), ("frame_idx", "ascending")])
     emb = table.column("embedding").combine_chunks()

@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from cookproc import encoders
+from cookproc.core.artifacts import refuse_unsafe_model_files
 from cookproc.core.errors import InputError
 from cookproc.core.logs import Progress
 
@@ -50,7 +51,26 @@ def local_model_dir(path: str | os.PathLike | None) -> Path:
     path = encoders.resolve(str(path)) if path else default_encoder_path()
     if not path.is_dir():
         raise InputError(path, "expected a local Hugging Face model directory (config.json, weights, tokenizer)")
+    refuse_unsafe_model_files(path)  # safetensors weights only, no code hooks
     return path
+
+
+def load_pretrained(path: str | os.PathLike):
+    """(model, tokenizer) of a local Hugging Face model folder, offline, from safetensors weights
+    only and with no code of the folder's: a folder holding other weight formats or code hooks is
+    refused first, naming the file (:func:`cookproc.core.artifacts.refuse_unsafe_model_files`)."""
+    from transformers import AutoModel, AutoTokenizer
+
+    path = Path(path)
+    refuse_unsafe_model_files(path)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True, trust_remote_code=False)
+        model = AutoModel.from_pretrained(str(path), local_files_only=True, use_safetensors=True,
+                                          trust_remote_code=False)
+    except OSError as exc:  # no model.safetensors, no config.json, no tokenizer files
+        raise InputError(path, f"cannot load it as a Hugging Face model with safetensors weights: "
+                               f"{' '.join(str(exc).split())[:300]}") from None
+    return model, tokenizer
 
 
 def mean_pool(hidden, mask):
@@ -80,7 +100,8 @@ def load_sentence_encoder(path: str | os.PathLike | None, *, pooling: str = "mea
     if (path / "modules.json").exists():
         from sentence_transformers import SentenceTransformer
 
-        model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        model = SentenceTransformer(str(path), device=device, local_files_only=True, trust_remote_code=False,
+                                    model_kwargs={"use_safetensors": True})
         model.max_seq_length = max_length
         # Renamed in sentence-transformers 5.x; accept both spellings.
         get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
@@ -93,10 +114,8 @@ def load_sentence_encoder(path: str | os.PathLike | None, *, pooling: str = "mea
 
         return SentenceEncoder(path.name, dim, encode_st)
 
-    from transformers import AutoModel, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-    model = AutoModel.from_pretrained(str(path), local_files_only=True).to(device).eval()
+    model, tokenizer = load_pretrained(path)
+    model = model.to(device).eval()
     dim = int(model.config.hidden_size)
 
     @torch.no_grad()

@@ -44,12 +44,16 @@ class WordEncoder:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
+        from cookproc.core.artifacts import refuse_unsafe_model_files
+
         path = resolve_encoder(name_or_path)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        refuse_unsafe_model_files(path)  # weights from safetensors only, no code hooks
+        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=False)
+        model = AutoModel.from_pretrained(path, local_files_only=True, use_safetensors=True, trust_remote_code=False)
         if not self.tokenizer.is_fast:
             raise ValueError(f"encoder {path}: a fast tokenizer (tokenizer.json) is needed for word alignment")
         # Always computed in float32, whatever dtype the weights were stored in.
-        self.model = AutoModel.from_pretrained(path).float().eval().to(device)
+        self.model = model.float().eval().to(device)
         self.device = device
         self.max_subwords = min(max_subwords, int(self.model.config.max_position_embeddings))
         self.n_layers = int(self.model.config.num_hidden_layers) + 1

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from cookproc.core.errors import InputError
-from cookproc.core.schemas import column_names, read_table
+from cookproc.core.schemas import column_names, read_table, wrong_columns
 
 SRL_COLUMNS = ("video_id", "clip_idx", "frame_idx", "predicate_lemma", "chunk_idx", "role", "text",
                "token_start", "token_end")
@@ -24,7 +24,7 @@ def read_srl(path) -> dict[tuple[str, int], list[list[dict]]]:
     names = column_names(path)
     missing = [c for c in SRL_COLUMNS if c not in names]
     if missing:
-        raise InputError(path, f"missing columns {missing}; expected an SRL parse table (results/srl/<backend>.parquet)")
+        wrong_columns(path, f"missing columns {missing}; expected an SRL parse table (results/srl/<backend>.parquet)")
     df = read_table(path, columns=list(SRL_COLUMNS)).to_pandas()
     df = df.sort_values(["video_id", "clip_idx", "frame_idx", "chunk_idx"], kind="stable")
     frames: dict[tuple[str, int, int], list[dict]] = {}
@@ -62,7 +62,7 @@ def read_tsm_words(path, clips: pd.DataFrame, max_rank: int = 1) -> list[list[tu
     names = column_names(path)
     missing = [c for c in cols if c not in names]
     if missing:
-        raise InputError(path, f"missing columns {missing}; expected the ALIGNED_SEGMENTS schema")
+        wrong_columns(path, f"missing columns {missing}; expected the ALIGNED_SEGMENTS schema")
     df = read_table(path, columns=list(cols)).to_pandas()
     df = df[df["rank"] <= max_rank].sort_values(["video_id", "clip_idx", "segment_idx", "rank"], kind="stable")
     groups: dict[tuple[str, int], list] = defaultdict(list)
