@@ -343,8 +343,11 @@ def test_the_paper_best_is_the_reference_with_the_highest_observed_f1():
 def test_resamples_must_let_holm_reach_alpha_for_the_family():
     # The rule: 2 / (B + 1) < alpha / m. For m = 30 at alpha = 0.05, B + 1 > 1200.
     assert required_resamples(30, 0.05) == 1200
+    assert required_resamples(48, 1 - 0.95) == 1920      # 1 - 0.95 is not exactly 0.05 in floating point
     assert smallest_p_value(1200) < 0.05 / 30 <= smallest_p_value(1199)
     check_resamples(1200, 30, 0.05)
+    with pytest.raises(ValueError, match="at least 1920"):
+        check_resamples(1919, 48, 1 - 0.95)
     check_resamples(10, 0, 0.05)                          # no comparisons declared: nothing to reach
     with pytest.raises(ValueError, match=r"resamples = 999 is too few for a family of 30 .* at least 1200"):
         check_resamples(999, 30, 0.05)

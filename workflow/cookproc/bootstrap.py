@@ -27,6 +27,7 @@ pooling it used (``run``, ``run_a``, ``run_b``).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -206,13 +207,19 @@ def smallest_p_value(resamples: int) -> float:
     return min(1.0, 2.0 / (resamples + 1))
 
 
+def _holm_can_reach(resamples: int, family_size: int, alpha: float) -> bool:
+    """2 / (B + 1) < α / m, compared exactly (α = 1 − 0.95 is 0.05000000000000004 in floating point)."""
+    exact_alpha = Fraction(alpha).limit_denominator(10**9)
+    return Fraction(2, resamples + 1) < exact_alpha / family_size
+
+
 def required_resamples(family_size: int, alpha: float) -> int:
     """The fewest resamples B for which the smallest attainable p-value, 2 / (B + 1), is below
     α / m (Holm's first threshold for a family of m): B + 1 > 2m / α."""
     if family_size < 1:
         return 1
-    resamples = max(1, math.floor(2 * family_size / alpha) - 1)
-    while not smallest_p_value(resamples) < alpha / family_size:
+    resamples = max(1, math.floor(2 * family_size / alpha) - 2)
+    while not _holm_can_reach(resamples, family_size, alpha):
         resamples += 1
     return resamples
 
@@ -220,7 +227,7 @@ def required_resamples(family_size: int, alpha: float) -> int:
 def check_resamples(resamples: int, family_size: int, alpha: float) -> None:
     """Refuse a number of resamples with which Holm's adjustment can never reach α for the family:
     the rule is 2 / (B + 1) < α / m (the smallest attainable p-value below Holm's first threshold)."""
-    if family_size and not smallest_p_value(resamples) < alpha / family_size:
+    if family_size and not _holm_can_reach(resamples, family_size, alpha):
         raise ValueError(
             f"tables.bootstrap.resamples = {resamples} is too few for a family of {family_size} comparisons "
             f"(tables.significance) at alpha = {alpha:g}: the smallest attainable p-value 2/(B+1) = "
