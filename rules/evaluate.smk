@@ -61,7 +61,7 @@ check_resamples(config["tables"]["bootstrap"]["resamples"], len(SIGNIFICANCE_FAM
 
 
 rule table4:
-    "Score every key-clip system (Table 4: accuracy, precision, recall, F1)."
+    "Score every key-clip system (Table 4: Acc/P/R/F1, mean ± sd over seeds, threshold rule, AUC-ROC, AP)."
     input:
         clips="results/dataset/clips.parquet",
         systems=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),

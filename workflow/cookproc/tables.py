@@ -46,8 +46,7 @@ def prediction_sets(clips: pa.Table, tuples: pa.Table, *, what: str) -> dict[str
 
 
 def keyclip_flags(clips: pa.Table, keyclips: pa.Table, *, what: str) -> list[bool]:
-    keyclips = conform(keyclips, KEYCLIPS, what=what)
-    return align_to_clips(clips, keyclips, ["is_key"], what=what)["is_key"]
+    return keyclip_flags_and_scores(clips, keyclips, what=what)[0]
 
 
 #: ``threshold_objective`` of a system whose file has no scores: only its key decisions exist.
