@@ -1,11 +1,72 @@
 # Scoring: Table 4 (key clips) and Table 5 (tuples), tidy and laid out like the paper.
+import re
+
+from cookproc.bootstrap import check_resamples, declared_family
+from cookproc.tables import NO_SEED, seeds_label
+
+# The runs behind each learned system's rows. The neural selectors: every configured seed (Table 4
+# shows mean ± sd; intervals and significance use the mean of the per-seed metrics); the other
+# learned systems are trained with one seed, or are deterministic fits.
+EVAL_NEURAL_SEEDS = config["keyclips"]["neural"]["seeds"]
+SEED_RUN_SYSTEMS = [f"neural-{v}" for v in ("text", "visual", "full") if f"neural-{v}" in keyclip_systems()]
+SEED_RUN_FILES = {system: [f"results/keyclips/seeds/{system}.seed{s}.parquet" for s in EVAL_NEURAL_SEEDS]
+                  for system in SEED_RUN_SYSTEMS}
+SRL_ONE_SEED = seeds_label([config["srl"]["seed"]])
+
+
+def seeds_of(system, kind):
+    """The ``seeds`` label of a key-clip (kind "keyclips") or tuple system in Tables 4/5."""
+    if kind == "keyclips" and system in SEED_RUN_FILES:
+        return seeds_label(EVAL_NEURAL_SEEDS)
+    if system == "supervised" and kind == "keyclips":
+        return seeds_label([config["supervised"]["keyclips"]["encoder"]["seed"]])
+    if system in ("supervised", "supervised-text"):
+        return seeds_label([config["supervised"]["tuples"]["seed"]])
+    if re.fullmatch(r"srl-.*-tagger", system):
+        return SRL_ONE_SEED
+    if system == "tfidf-lr" or system.startswith("kiddon"):
+        return "deterministic fit"
+    if system.startswith("upstream-"):
+        return "upstream's predictions"
+    if system.startswith("user-"):
+        return "user's predictions"
+    return NO_SEED
+
+
+KEYCLIP_SEEDS = {system: seeds_of(system, "keyclips") for system in keyclip_systems()}
+TUPLE_SEEDS = {system: seeds_of(system, "tuples") for system in tuple_systems()}
+# Table 5's predicted key clips are one file per source: a neural selector's is its first seed's.
+PREDICTED_KEYCLIP_SEEDS = {system: seeds_label(EVAL_NEURAL_SEEDS[:1]) if re.fullmatch(r"neural-(text|visual|full)", system)
+                           else seeds_of(system, "keyclips") for system in config["tables"]["predicted_keyclips"]}
+
+# The rule that turned each scored system's scores into key decisions: the configured one, or, for
+# nested selection, each fold's choice read from the run's info file.
+THRESHOLD_RULES = {"tfidf-lr": config["keyclips"]["neural"]["threshold_metric"],
+                   **{system: config["keyclips"]["neural"]["threshold_metric"] for system in SEED_RUN_SYSTEMS},
+                   "supervised": config["supervised"]["keyclips"]["threshold_metric"]}
+THRESHOLD_RULES = {system: rule for system, rule in THRESHOLD_RULES.items() if system in keyclip_systems()}
+RUN_INFOS = [(system, path.replace(".parquet", ".json")) for system in SEED_RUN_SYSTEMS
+             for path in SEED_RUN_FILES[system]]
+if "supervised" in keyclip_systems():
+    RUN_INFOS.append(("supervised", "results/supervised/keyclips.json"))
+
+# The family of significance tests, declared in config (tables.significance); the number of
+# resamples must let Holm's adjustment reach the level for it (checked before any job runs).
+SIGNIFICANCE_FAMILY = declared_family(config["tables"]["significance"], keyclip_systems=keyclip_systems(),
+                                      tuple_systems=tuple_systems(),
+                                      predicted_keyclips=config["tables"]["predicted_keyclips"],
+                                      masked=config["tables"]["masked"])
+check_resamples(config["tables"]["bootstrap"]["resamples"], len(SIGNIFICANCE_FAMILY),
+                1 - config["tables"]["bootstrap"]["confidence"])
 
 
 rule table4:
-    "Score every key-clip system (Table 4: accuracy, precision, recall, F1)."
+    "Score every key-clip system (Table 4: Acc/P/R/F1, mean ± sd over seeds, threshold rule, AUC-ROC, AP)."
     input:
         clips="results/dataset/clips.parquet",
         systems=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),
+        seed_runs=[path for system in SEED_RUN_SYSTEMS for path in SEED_RUN_FILES[system]],
+        infos=[path for _, path in RUN_INFOS],
     output:
         tidy="results/table4.csv",
         wide="results/table4_wide.csv",
@@ -13,6 +74,10 @@ rule table4:
     params:
         code=code_fingerprint("table4"),
         systems=keyclip_systems(),
+        seed_run_systems=[system for system in SEED_RUN_SYSTEMS for _ in SEED_RUN_FILES[system]],
+        info_systems=[system for system, _ in RUN_INFOS],
+        threshold_rules=THRESHOLD_RULES,
+        seeds=KEYCLIP_SEEDS,
     log:
         "logs/evaluate/table4.log",
     conda:
@@ -32,11 +97,14 @@ rule table5:
         wide="results/table5_wide.csv",
         markdown="results/table5.md",
         clip_scores="results/scores/table5_clips.parquet",
+        predicted_counting="results/table5_predicted_counting.csv",
     params:
         code=code_fingerprint("table5"),
         systems=tuple_systems(),
         predicted_keyclips=config["tables"]["predicted_keyclips"],
         masked=config["tables"]["masked"],
+        tuple_seeds=TUPLE_SEEDS,
+        keyclip_seeds=PREDICTED_KEYCLIP_SEEDS,
     threads: 2
     log:
         "logs/evaluate/table5.log",
@@ -49,11 +117,12 @@ rule table5:
 
 
 rule confidence_intervals:
-    "Paired bootstrap intervals of every Table 4/5 cell and the significance of system differences."
+    "Paired bootstrap intervals of every Table 4/5 cell and the significance of the declared comparisons."
     input:
         clips="results/dataset/clips.parquet",
         clip_scores="results/scores/table5_clips.parquet",
         keyclips=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),
+        seed_runs=[path for system in SEED_RUN_SYSTEMS for path in SEED_RUN_FILES[system]],
     output:
         table4="results/table4_ci.csv",
         table5="results/table5_ci.csv",
@@ -61,6 +130,11 @@ rule confidence_intervals:
     params:
         code=code_fingerprint("confidence_intervals"),
         systems=keyclip_systems(),
+        seed_run_systems=[system for system in SEED_RUN_SYSTEMS for _ in SEED_RUN_FILES[system]],
+        keyclip_seeds=KEYCLIP_SEEDS,
+        predicted_keyclip_seeds=PREDICTED_KEYCLIP_SEEDS,
+        tuple_seeds=TUPLE_SEEDS,
+        family=SIGNIFICANCE_FAMILY,
         bootstrap=config["tables"]["bootstrap"],
     log:
         "logs/evaluate/confidence_intervals.log",

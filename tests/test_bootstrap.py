@@ -3,9 +3,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from cookproc.bootstrap import (holm, interval, keyclip_resamples, macro_prf_resamples, resample_counts,
-                                significance_table, table4_intervals, table5_intervals, video_weights,
-                                videos_and_clusters)
+from cookproc.bootstrap import (DECLARED_PAIR, TABLE4_CELL, VS_PAPER_BEST, bootstrap_p_value, check_resamples,
+                                declared_family, holm, interval, keyclip_resamples, macro_prf_resamples,
+                                required_resamples, resample_counts, significance_table, smallest_p_value,
+                                table4_intervals, table5_intervals, video_weights, videos_and_clusters)
 from cookproc.core.schemas import CLIP_SCORES
 
 
@@ -45,6 +46,15 @@ def test_keyclip_resamples_without_resampling_equal_the_plain_scores():
     assert out["f1"][0] == pytest.approx(plain.f1) and out["accuracy"][0] == pytest.approx(plain.accuracy)
 
 
+ORACLE_VERBS = ("table5", "oracle", "oracle", "verbs", "exact")
+
+
+def pair(a, b, cell=ORACLE_VERBS):
+    """A declared comparison of a with b in one cell (what declared_family returns)."""
+    return {"table": cell[0], "keyclips": cell[1], "counting": cell[2], "field": cell[3], "mode": cell[4],
+            "comparison": DECLARED_PAIR, "system_a": a, "references": [b]}
+
+
 def test_paired_difference_of_a_dominating_system_is_significant():
     videos = [f"v{i:02d}" for i in range(30)]
     clips = pa.table({"video_id": videos})
@@ -54,14 +64,17 @@ def test_paired_difference_of_a_dominating_system_is_significant():
             p = precision + 0.05 * ((i % 3) - 1)   # some spread between videos
             rows.append({"system": system, "keyclips": "oracle", "counting": "oracle", "field": "verbs",
                          "mode": "exact", "video_id": v, "clip_idx": 0, "precision": p, "recall": p})
-    ci, comparisons = table5_intervals(clips, pa.Table.from_pylist(rows, schema=CLIP_SCORES),
-                                       unit="video", resamples=500, seed=1, confidence=0.95)
+    ci, cells = table5_intervals(clips, pa.Table.from_pylist(rows, schema=CLIP_SCORES),
+                                 unit="video", resamples=500, seed=1, confidence=0.95)
     f1 = {r["system"]: r for r in ci.to_pylist() if r["metric"] == "f1"}
     assert f1["good"]["ci_low"] <= 90.0 <= f1["good"]["ci_high"] and f1["good"]["ci_high"] - f1["good"]["ci_low"] < 5
-    result = {(c["system_a"], c["system_b"]): c for c in significance_table(comparisons, 0.95).to_pylist()}
-    assert result[("good", "bad")]["significant"] and result[("good", "bad")]["p_value"] == 0.0
+    table = significance_table([pair("good", "bad"), pair("bad", "same")], cells, confidence=0.95, resamples=500)
+    result = {(c["system_a"], c["system_b"]): c for c in table.to_pylist()}
+    # No resample is on the wrong side: the smallest attainable p, never 0.
+    assert result[("good", "bad")]["significant"] and result[("good", "bad")]["p_value"] == pytest.approx(2 / 501)
     assert result[("good", "bad")]["difference"] == pytest.approx(70.0)
     assert not result[("bad", "same")]["significant"] and result[("bad", "same")]["difference"] == 0.0
+    assert result[("bad", "same")]["p_value"] == 1.0 and table.column("resamples").to_pylist() == [500, 500]
 
 
 def recipe_clips(recipe_of_video: dict[str, str]) -> pa.Table:
@@ -166,19 +179,21 @@ def test_every_system_gets_the_same_resamples():
     a = {video: (0.8 * rng.random(3)).tolist() for video in recipe_of_video}
     b = {video: [p + 0.1 for p in scores] for video, scores in a.items()}
     clips = recipe_clips(recipe_of_video)
-    ci, comparisons = table5_intervals(clips, pa.Table.from_pylist(clip_score_rows("a", a) + clip_score_rows("b", b),
-                                                                   schema=CLIP_SCORES),
-                                       unit="recipe", resamples=300, seed=9, confidence=0.95)
+    ci, cells = table5_intervals(clips, pa.Table.from_pylist(clip_score_rows("a", a) + clip_score_rows("b", b),
+                                                             schema=CLIP_SCORES),
+                                 unit="recipe", resamples=300, seed=9, confidence=0.95)
     assert f1_rows(ci)["a"]["ci_high"] - f1_rows(ci)["a"]["ci_low"] > 5   # each system alone varies
-    (comparison,) = comparisons
+    (comparison,) = significance_table([pair("a", "b")], cells, confidence=0.95, resamples=300).to_pylist()
     assert comparison["ci_low"] == pytest.approx(-10.0) and comparison["ci_high"] == pytest.approx(-10.0)
-    assert comparison["p_value"] == 0.0
+    assert comparison["p_value"] == pytest.approx(2 / 301)
 
     key_clips = clips.append_column("is_key", pa.array([i % 2 == 0 for i in range(clips.num_rows)]))
     guess = rng.random(clips.num_rows) < 0.5
-    _, comparisons = table4_intervals(key_clips, {"x": guess, "y": guess.copy(), "z": ~guess}, unit="recipe",
-                                      resamples=300, seed=9, confidence=0.95)
-    result = {(c["system_a"], c["system_b"]): c for c in comparisons}
+    _, cells = table4_intervals(key_clips, {"x": guess, "y": guess.copy(), "z": ~guess}, unit="recipe",
+                                resamples=300, seed=9, confidence=0.95)
+    table = significance_table([pair("x", "y", TABLE4_CELL), pair("x", "z", TABLE4_CELL)], cells, confidence=0.95,
+                               resamples=300)
+    result = {(c["system_a"], c["system_b"]): c for c in table.to_pylist()}
     assert (result[("x", "y")]["ci_low"], result[("x", "y")]["ci_high"], result[("x", "y")]["p_value"]) == (0.0, 0.0, 1.0)
     assert result[("x", "z")]["ci_high"] > result[("x", "z")]["ci_low"]
 
@@ -191,12 +206,168 @@ def test_holm_on_hand_computed_values():
     assert holm([0.2]) == pytest.approx([0.2]) and holm([]).size == 0
 
 
+def wrong_side_samples(wrong: int, resamples: int) -> np.ndarray:
+    """Resampled differences with exactly ``wrong`` of ``resamples`` below 0 (the rest above)."""
+    return np.r_[-np.ones(wrong), np.ones(resamples - wrong)]
+
+
 def test_significance_uses_the_holm_adjusted_p_value():
-    base = {"table": "table5", "keyclips": "oracle", "counting": "oracle", "field": "verbs", "mode": "exact",
-            "metric": "f1", "difference": 1.0, "ci_low": 0.5, "ci_high": 1.5}
-    comparisons = [{**base, "system_a": "a", "system_b": name, "p_value": p}
-                   for name, p in (("b", 0.01), ("c", 0.04), ("d", 0.03), ("e", 0.005))]
-    rows = significance_table(comparisons, 0.95).to_pylist()
-    assert [r["p_value"] for r in rows] == [0.01, 0.04, 0.03, 0.005]      # raw p kept
-    assert [r["p_holm"] for r in rows] == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    # B = 999: p = 2 (1 + k) / 1000 for k resamples on the wrong side.
+    wrong = {"b": 4, "c": 19, "d": 14, "e": 2}                  # p = 0.01, 0.04, 0.03, 0.006
+    samples = {"a": np.zeros(999), **{name: -wrong_side_samples(k, 999) for name, k in wrong.items()}}
+    cells = {ORACLE_VERBS: (samples, {name: 0.0 for name in samples}, {name: "-" for name in samples})}
+    rows = significance_table([pair("a", name) for name in wrong], cells, confidence=0.95, resamples=999).to_pylist()
+    assert [r["p_value"] for r in rows] == pytest.approx([0.01, 0.04, 0.03, 0.006])   # raw p kept
+    # Sorted: 0.006·4 = 0.024, 0.01·3 = 0.03, 0.03·2 = 0.06, 0.04·1 = 0.04 → running max 0.06.
+    assert [r["p_holm"] for r in rows] == pytest.approx([0.03, 0.06, 0.06, 0.024])
     assert [r["significant"] for r in rows] == [True, False, False, True]  # all four raw p are < 0.05
+
+
+def test_bootstrap_p_value_counts_the_wrong_side_plus_one():
+    # Nine resamples: two at or below 0, eight at or above (0 counts on both sides): k = 2.
+    differences = np.array([5, 4, 3, 2, 1, 1, 0.5, 0, -1], dtype=float)
+    assert bootstrap_p_value(differences) == pytest.approx(2 * (1 + 2) / (9 + 1))
+    assert bootstrap_p_value(-differences) == bootstrap_p_value(differences)    # two-sided
+    # None on the wrong side: the smallest attainable p, 2 / (B + 1), which is >= 1 / (B + 1) and not 0.
+    assert bootstrap_p_value(np.ones(99)) == pytest.approx(2 / 100) == smallest_p_value(99)
+    assert bootstrap_p_value(np.zeros(50)) == 1.0 and bootstrap_p_value(np.r_[np.ones(5), -np.ones(5)]) == 1.0
+    with pytest.raises(ValueError, match="non-empty"):
+        bootstrap_p_value(np.array([]))
+
+
+def null_pair(rng, n_recipes=24, effect=0.0):
+    """Key-clip style data of two systems whose per-clip scores are exchangeable noise around the
+    same mean (plus ``effect`` for b); scored as a Table 5 cell."""
+    recipe_of_video, a, b = {}, {}, {}
+    for r in range(n_recipes):
+        for k in range(2):
+            video = f"r{r:02d}v{k}"
+            recipe_of_video[video] = f"recipe{r:02d}"
+            a[video] = rng.random(3).tolist()
+            b[video] = (np.clip(rng.random(3) + effect, 0, 1)).tolist()
+    rows = clip_score_rows("a", a) + clip_score_rows("b", b)
+    return recipe_clips(recipe_of_video), pa.Table.from_pylist(rows, schema=CLIP_SCORES)
+
+
+def test_near_null_p_value_equals_a_direct_computation():
+    """A small true difference against large noise: p is large, at least 1/(B+1), and equals the
+    formula applied to differences resampled here by hand from the same recipe weights."""
+    resamples, seed = 999, 3
+    clips, clip_scores = null_pair(np.random.default_rng(0), effect=0.02)
+    _, cells = table5_intervals(clips, clip_scores, unit="recipe", resamples=resamples, seed=seed, confidence=0.95)
+    (row,) = significance_table([pair("b", "a")], cells, confidence=0.95, resamples=resamples).to_pylist()
+    # By hand: each resample's weight per video, each system's F1 = P = R = Σ w·scores / Σ w·clips.
+    videos, clusters = videos_and_clusters(clips, "recipe")
+    weights = video_weights(clusters, resamples, seed)
+    table = clip_scores.to_pylist()
+    by_hand = []
+    for w in weights:
+        f1 = {}
+        for system in ("a", "b"):
+            num = sum(w[videos.index(r["video_id"])] * r["precision"] for r in table if r["system"] == system)
+            den = sum(w[videos.index(r["video_id"])] for r in table if r["system"] == system)
+            f1[system] = 100 * num / den
+        by_hand.append(f1["b"] - f1["a"])
+    by_hand = np.array(by_hand)
+    wrong = min(sum(1 for d in by_hand if d <= 0), sum(1 for d in by_hand if d >= 0))
+    assert row["p_value"] == pytest.approx(min(1.0, 2 * (1 + wrong) / (resamples + 1)))
+    assert row["p_value"] >= 1 / (resamples + 1) and row["p_value"] > 0.05
+    assert not row["significant"]
+
+
+def test_p_values_under_the_null_are_roughly_uniform():
+    """Two exchangeable systems, 300 data sets: a valid p-value rejects at about its level. With 300
+    draws the share below 0.1 has a standard error of about 0.017, so the bounds hold ~4 SE each way."""
+    rng = np.random.default_rng(12)
+    resamples = 199
+    p_values = []
+    for i in range(300):
+        clips, clip_scores = null_pair(rng)
+        _, cells = table5_intervals(clips, clip_scores, unit="recipe", resamples=resamples, seed=i, confidence=0.95)
+        (row,) = significance_table([pair("b", "a")], cells, confidence=0.95, resamples=resamples).to_pylist()
+        p_values.append(row["p_value"])
+    p_values = np.array(p_values)
+    assert p_values.min() >= 1 / (resamples + 1)
+    assert 0.03 <= np.mean(p_values <= 0.1) <= 0.17
+    assert 0.4 <= np.mean(p_values <= 0.5) <= 0.6
+    assert 0.4 <= np.median(p_values) <= 0.6
+
+
+SIGNIFICANCE = {"paper_systems": ["upstream-neural", "upstream-srl-heur", "visual-upstream-paper"],
+                "keyclip_systems": ["neural-text", "supervised", "not-run"],
+                "tuple_systems": ["supervised", "upstream-srl-heur"],
+                "cells": ["verbs/exact", "arguments/partial"],
+                "pairs": [["srl-heur-spacy", "upstream-srl-heur"], ["visual-upstream-corrected", "visual-upstream-paper"]]}
+
+
+def test_the_declared_family_is_short_and_never_uses_the_papers_counting():
+    family = declared_family(SIGNIFICANCE, keyclip_systems=["upstream-neural", "upstream-srl-heur", "srl-heur-spacy",
+                                                            "neural-text", "supervised"],
+                             tuple_systems=["upstream-srl-heur", "srl-heur-spacy", "visual-upstream-paper",
+                                            "supervised"],
+                             predicted_keyclips=["upstream-neural", "supervised"], masked=True)
+    table4 = [f for f in family if f["table"] == "table4"]
+    assert [(f["system_a"], f["references"], f["comparison"]) for f in table4] == [
+        ("neural-text", ["upstream-neural", "upstream-srl-heur"], VS_PAPER_BEST),
+        ("supervised", ["upstream-neural", "upstream-srl-heur"], VS_PAPER_BEST),   # "not-run" is left out
+        ("srl-heur-spacy", ["upstream-srl-heur"], DECLARED_PAIR)]
+    table5 = [f for f in family if f["table"] == "table5"]
+    # 3 blocks (oracle, two masked predicted) x 2 cells x (supervised vs the paper's best, the spaCy
+    # pair); upstream-srl-heur is the paper's own and the visual pair is not fully scored.
+    assert len(table5) == 3 * 2 * 2 and len(family) == 15
+    assert {f["counting"] for f in table5} == {"oracle", "predicted-masked"}
+    assert {(f["keyclips"], f["field"], f["mode"]) for f in table5} == {
+        (k, field, mode) for k in ("oracle", "upstream-neural", "supervised")
+        for field, mode in (("verbs", "exact"), ("arguments", "partial"))}
+    assert {tuple(f["references"]) for f in table5 if f["comparison"] == VS_PAPER_BEST} == {
+        ("upstream-srl-heur", "visual-upstream-paper")}
+    unmasked = declared_family(SIGNIFICANCE, keyclip_systems=[], tuple_systems=["upstream-srl-heur", "supervised"],
+                               predicted_keyclips=["upstream-neural"], masked=False)
+    assert [f["keyclips"] for f in unmasked] == ["oracle", "oracle"]
+    with pytest.raises(ValueError, match="'verbs/loose' is not <field>/<mode>"):
+        declared_family({**SIGNIFICANCE, "cells": ["verbs/loose"]}, keyclip_systems=[], tuple_systems=[],
+                        predicted_keyclips=[], masked=True)
+
+
+def test_the_paper_best_is_the_reference_with_the_highest_observed_f1():
+    samples = {"ours": np.full(99, 50.0), "paper1": np.full(99, 40.0), "paper2": np.full(99, 45.0)}
+    observed = {"ours": 50.0, "paper1": 40.0, "paper2": 45.0}
+    cells = {TABLE4_CELL: (samples, observed, {"ours": "mean over seeds 0, 1, 2", "paper1": "-", "paper2": "-"})}
+    family = [{**pair("ours", "paper1", TABLE4_CELL), "comparison": VS_PAPER_BEST, "references": ["paper1", "paper2"]}]
+    (row,) = significance_table(family, cells, confidence=0.95, resamples=99).to_pylist()
+    assert (row["system_b"], row["difference"], row["run_a"], row["run_b"]) == ("paper2", 5.0, "mean over seeds 0, 1, 2", "-")
+    with pytest.raises(ValueError, match=r"has no scores of \['missing'\]"):
+        significance_table([pair("ours", "missing", TABLE4_CELL)], cells, confidence=0.95, resamples=99)
+
+
+def test_resamples_must_let_holm_reach_alpha_for_the_family():
+    # The rule: 2 / (B + 1) < alpha / m. For m = 30 at alpha = 0.05, B + 1 > 1200.
+    assert required_resamples(30, 0.05) == 1200
+    assert required_resamples(48, 1 - 0.95) == 1920      # 1 - 0.95 is not exactly 0.05 in floating point
+    assert smallest_p_value(1200) < 0.05 / 30 <= smallest_p_value(1199)
+    check_resamples(1200, 30, 0.05)
+    with pytest.raises(ValueError, match="at least 1920"):
+        check_resamples(1919, 48, 1 - 0.95)
+    check_resamples(10, 0, 0.05)                          # no comparisons declared: nothing to reach
+    with pytest.raises(ValueError, match=r"resamples = 999 is too few for a family of 30 .* at least 1200"):
+        check_resamples(999, 30, 0.05)
+    # significance_table checks it too, with the family it is given.
+    cells = {TABLE4_CELL: ({"a": np.ones(19), "b": np.zeros(19)}, {"a": 1.0, "b": 0.0}, {"a": "-", "b": "-"})}
+    with pytest.raises(ValueError, match="too few"):
+        significance_table([pair("a", "b", TABLE4_CELL)] * 3, cells, confidence=0.95, resamples=19)
+
+
+def test_pooled_seeds_enter_as_the_mean_of_their_metrics():
+    rng = np.random.default_rng(8)
+    recipe_of_video = {f"r{r}v{k}": f"recipe{r}" for r in range(6) for k in range(2)}
+    clips = recipe_clips(recipe_of_video)
+    clips = clips.append_column("is_key", pa.array(rng.random(clips.num_rows) < 0.5))
+    seeds = [rng.random(clips.num_rows) < 0.5 for _ in range(3)]
+    ci, cells = table4_intervals(clips, {"s": seeds[0]}, runs={"s": seeds}, run_labels={"s": "mean over seeds 0, 1, 2"},
+                                 unit="recipe", resamples=200, seed=1, confidence=0.95)
+    _, single = table4_intervals(clips, {"s0": seeds[0], "s1": seeds[1], "s2": seeds[2]}, unit="recipe",
+                                 resamples=200, seed=1, confidence=0.95)
+    samples, observed, runs = cells[TABLE4_CELL]
+    assert np.allclose(samples["s"], np.mean([single[TABLE4_CELL][0][f"s{i}"] for i in range(3)], axis=0))
+    assert observed["s"] == pytest.approx(np.mean([single[TABLE4_CELL][1][f"s{i}"] for i in range(3)]))
+    assert runs == {"s": "mean over seeds 0, 1, 2"} and set(ci.column("run").to_pylist()) == {"mean over seeds 0, 1, 2"}

@@ -176,6 +176,42 @@ def test_selected_key_clips_score_each_video_alone(artifact, monkeypatch):
     assert selected.key_clips_by == "keyclips-neural-text" and selected.name == "keyclips-neural-text + srl-spacy"
 
 
+def test_the_candidate_that_wins_on_inner_validation_is_chosen_though_it_loses_elsewhere(encoder, monkeypatch):
+    """Two candidates built to disagree: the encoder's head alone (head_weight 1) ranks the inner-
+    validation clips perfectly and every other clip backwards; the net alone (head_weight 0) the
+    reverse. Choosing on the inner-validation recipes must pick the head, the loser outside them;
+    a choice that looked at any other clip would pick the net."""
+    from cookproc.metrics import score_keyclips
+
+    clips = _clips()
+    inner = clips["recipe"].isin(["r0", "r3"]).to_numpy()
+    labels = clips["is_key"].to_numpy().astype(float)
+    right, backwards = labels, 1.0 - labels
+    head_scores = np.where(inner, right, backwards)
+    net_scores = np.where(inner, backwards, right)
+    real_tuned_outputs = deploy.tuned_outputs
+
+    def tuned_outputs(tuned, bottom, n):
+        vectors, _ = real_tuned_outputs(tuned, bottom, n)
+        return vectors, head_scores.copy()
+
+    monkeypatch.setattr(deploy, "tuned_outputs", tuned_outputs)
+    monkeypatch.setattr(deploy, "predict", lambda model, data, rows: net_scores[rows])
+    trained = deploy.train_selector(clips, inner, encoder_path=str(encoder), finetune=FINETUNE, net=NET,
+                                    context_window=1, layout_features=True, head_weight=0.5, seed=0,
+                                    candidates={"head_weight": [0.0, 1.0], "threshold_metric": ["f1"]},
+                                    objective="f1")
+    assert trained.info["selected"]["head_weight"] == 1.0 and trained.spec.head_weight == 1.0
+    assert trained.info["selection_value"] == 1.0
+    values = {row["head_weight"]: row["value"] for row in trained.info["candidates"]}
+    assert values[0.0] < values[1.0]
+    # Outside the inner-validation recipes the chosen candidate is the loser, as built.
+    outside = ~inner
+    chosen = score_keyclips(labels[outside] > 0.5, head_scores[outside] >= trained.spec.threshold)
+    other = score_keyclips(labels[outside] > 0.5, net_scores[outside] >= 0.5)
+    assert chosen.f1 < other.f1 and other.f1 == 1.0
+
+
 def test_candidates_are_chosen_on_inner_validation_recipes_and_saved_with_the_choice(encoder, tmp_path):
     clips = _clips()
     inner = clips["recipe"].isin(["r0", "r3"]).to_numpy()

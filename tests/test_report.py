@@ -175,7 +175,8 @@ def test_html_report_in_chromium(tmp_path, tiny_upstream):
         elif path.endswith(".html"):
             assert result["mime"] == "text/html" and result["tables"] == 1 and result["rows"] >= 1, path
     results = seen["results"]
-    assert results["results/report/table4.html"]["headers"] == ["System", "Acc", "P", "R", "F1"]
+    assert results["results/report/table4.html"]["headers"] == ["System", "Acc", "P", "R", "F1", "Seeds",
+                                                                "Threshold rule", "AUC-ROC", "AP"]
     assert results["results/report/table4.html"]["rows"] == 2
     assert results["results/report/table5.html"]["headers"][:3] == ["Key clips", "Counting", "System"]
     assert results["results/report/table2.html"]["title"] == "Table 2: gold verbs and arguments"

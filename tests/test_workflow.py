@@ -10,10 +10,17 @@ import pyarrow.parquet as pq
 import pytest
 
 from cookproc.metrics import score_keyclips
-from fixtures import UPSTREAM_SYSTEMS_ONLY, VIDEOS, make_workdir, n_clips, run_snakemake
+from fixtures import UPSTREAM_SYSTEMS_ONLY, VIDEOS, deep_merge, make_workdir, n_clips, run_snakemake
 
 pytestmark = pytest.mark.slow
-TARGETS = ("results/table2.csv", "results/table4.csv", "results/table5.csv")
+TARGETS = ("results/table2.csv", "results/table4.csv", "results/table5.csv", "results/significance.csv")
+# Upstream's systems and two user systems; the declared significance family compares the user's
+# key-clip system with the paper's best, and the user's gold tuples with upstream's SRL.
+RESAMPLES = 999
+OVERRIDES = deep_merge(UPSTREAM_SYSTEMS_ONLY, {"tables": {
+    "bootstrap": {"resamples": RESAMPLES},
+    "significance": {"keyclip_systems": ["user-allkey"], "tuple_systems": [],
+                     "pairs": [["user-oracle", "upstream-srl-heur"]]}}})
 
 
 
@@ -44,7 +51,7 @@ def finished_run(tmp_path_factory):
 
     base = tmp_path_factory.mktemp("wf")
     upstream = write_tiny_upstream(base / "upstream")
-    workdir = make_workdir(base / "run", upstream, UPSTREAM_SYSTEMS_ONLY)
+    workdir = make_workdir(base / "run", upstream, OVERRIDES)
     gold_user_systems(workdir)
     run_snakemake(workdir, *TARGETS)
     return workdir
@@ -72,6 +79,62 @@ def test_tables_hold_every_system_and_block(finished_run):
     assert "| oracle | oracle | user-oracle | 100.0 | 100.0 | 100.0 |" in wide
 
 
+def test_table4_says_how_each_row_was_obtained(finished_run):
+    t4 = {r["system"]: r for r in read_csv(finished_run / "results/table4.csv")}
+    # Upstream's neural selector and the user's system ship decisions without scores: no AUC/AP.
+    assert t4["upstream-neural"]["threshold_objective"] == "none (binary decisions)"
+    assert t4["upstream-neural"]["auc_roc"] == "" and t4["user-allkey"]["average_precision"] == ""
+    assert (t4["upstream-neural"]["seeds"], t4["user-allkey"]["seeds"]) == ("upstream's predictions", "user's predictions")
+    wide = (finished_run / "results/table4.md").read_text()
+    assert "| Seeds | Threshold rule | AUC-ROC | AP |" in wide and "n/a (binary)" in wide
+    constants = read_csv(finished_run / "results/table5_predicted_counting.csv")
+    assert {r["field"] for r in constants} == {"verbs", "arguments"}
+    t5 = read_csv(finished_run / "results/table5.csv")
+    for r in constants:  # the paper's counting: every F1 is the oracle F1 times this constant
+        for system in ("upstream-srl-heur", "user-oracle"):
+            oracle, predicted = (next(float(x["f1"]) for x in t5 if (x["system"], x["counting"], x["field"], x["mode"])
+                                      == (system, counting, r["field"], "exact")) for counting in ("oracle", "predicted"))
+            assert predicted == pytest.approx(oracle * float(r["constant"]))
+    assert "Counting `predicted` is the paper's" in (finished_run / "results/table5.md").read_text()
+
+
+def test_significance_holds_the_declared_family_only(finished_run):
+    rows = read_csv(finished_run / "results/significance.csv")
+    # Table 4: the user's system against the paper's best key-clip system (the higher F1 of upstream's
+    # two); Table 5: the declared pair in the oracle and masked predicted blocks, two cells each.
+    t4 = {r["system"]: float(r["f1"]) for r in read_csv(finished_run / "results/table4.csv")}
+    best = max(["upstream-neural", "upstream-srl-heur"], key=t4.get)
+    assert [(r["table"], r["system_a"], r["system_b"], r["comparison"]) for r in rows if r["table"] == "table4"] == [
+        ("table4", "user-allkey", best, "vs paper's best")]
+    assert float(rows[0]["difference"]) == pytest.approx(t4["user-allkey"] - t4[best])
+    table5 = [r for r in rows if r["table"] == "table5"]
+    assert {(r["keyclips"], r["counting"], r["field"], r["mode"]) for r in table5} == {
+        (k, c, f, m) for k, c in (("oracle", "oracle"), ("upstream-neural", "predicted-masked"))
+        for f, m in (("verbs", "exact"), ("arguments", "partial"))}
+    assert len(rows) == 5 and all(r["comparison"] == "declared pair" for r in table5)
+    p_values = [float(r["p_value"]) for r in rows]
+    assert min(p_values) >= 2 / (RESAMPLES + 1) and all(int(r["resamples"]) == RESAMPLES for r in rows)
+    holm = [float(r["p_holm"]) for r in rows]
+    assert all(h >= p for h, p in zip(holm, p_values))
+    # Gold arguments beat upstream's SRL in every resample of the four recipes: p is the smallest
+    # attainable. Its verbs equal gold on some recipes: resamples of those alone differ by 0.
+    arguments = {r["counting"]: r for r in table5 if r["field"] == "arguments"}
+    assert all(float(r["p_value"]) == pytest.approx(2 / (RESAMPLES + 1)) and r["significant"] == "True"
+               for r in arguments.values())
+    assert arguments["oracle"]["run_a"] == "user's predictions"
+    assert all(float(r["p_value"]) > 2 / (RESAMPLES + 1) for r in table5 if r["field"] == "verbs")
+    ci = read_csv(finished_run / "results/table4_ci.csv")
+    assert {r["run"] for r in ci if r["system"] == "upstream-neural"} == {"upstream's predictions"}
+
+
+def test_too_few_resamples_for_the_family_is_refused_before_any_job(tmp_path, tiny_upstream):
+    workdir = make_workdir(tmp_path / "run", tiny_upstream, deep_merge(OVERRIDES, {"tables": {"bootstrap": {"resamples": 100}}}))
+    gold_user_systems(workdir)
+    proc = run_snakemake(workdir, "-n", "results/significance.csv", check=False)
+    assert proc.returncode != 0
+    assert "resamples = 100 is too few for a family of 5 comparisons" in proc.stdout + proc.stderr
+
+
 def test_intermediates_are_typed_parquet(finished_run):
     clips = pq.read_table(finished_run / "results/dataset/clips.parquet")
     assert clips.num_rows == n_clips()
@@ -93,7 +156,7 @@ def test_outputs_are_byte_identical_across_hash_seeds(finished_run, tmp_path):
     from fixtures import write_tiny_upstream
 
     upstream = write_tiny_upstream(tmp_path / "upstream")
-    workdir = make_workdir(tmp_path / "run", upstream, UPSTREAM_SYSTEMS_ONLY)
+    workdir = make_workdir(tmp_path / "run", upstream, OVERRIDES)
     gold_user_systems(workdir)
     env_seed = os.environ.get("PYTHONHASHSEED")
     os.environ["PYTHONHASHSEED"] = "12345"

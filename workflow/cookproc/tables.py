@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import io
+from collections import Counter
 from typing import Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from .metrics import FIELDS, MODES, SimilarityCache, score_keyclips, score_table5_cells
@@ -44,33 +46,121 @@ def prediction_sets(clips: pa.Table, tuples: pa.Table, *, what: str) -> dict[str
 
 
 def keyclip_flags(clips: pa.Table, keyclips: pa.Table, *, what: str) -> list[bool]:
-    keyclips = conform(keyclips, KEYCLIPS, what=what)
-    return align_to_clips(clips, keyclips, ["is_key"], what=what)["is_key"]
+    return keyclip_flags_and_scores(clips, keyclips, what=what)[0]
 
 
-def table4(clips: pa.Table, systems: Mapping[str, pa.Table]) -> pa.Table:
-    """Key-clip Acc/P/R/F1 (percent) of each system, in the given order."""
+#: ``threshold_objective`` of a system whose file has no scores: only its key decisions exist.
+BINARY_ONLY = "none (binary decisions)"
+#: ``threshold_objective`` of a system with scores whose threshold rule the run does not record.
+RULE_NOT_RECORDED = "not recorded"
+#: ``seeds`` of a system without a label (not trained here, or not known to the workflow).
+NO_SEED = "-"
+METRICS4 = ("accuracy", "precision", "recall", "f1")
+
+
+def seeds_label(seeds: Sequence[int]) -> str:
+    """How a learned system's row was obtained from its seeds: ``mean over seeds 0, 1, 2`` or
+    ``one seed (0)``."""
+    if len(seeds) == 1:
+        return f"one seed ({seeds[0]})"
+    return "mean over seeds " + ", ".join(str(s) for s in seeds)
+
+
+def block_label(system_label: str, keyclips: str, keyclips_label: str | None) -> str:
+    """The ``seeds`` of a Table 5 row: the tuple system's, and on predicted key clips the key-clip
+    source's when it is learned (``one seed (0); key clips supervised: one seed (0)``)."""
+    if keyclips == ORACLE or keyclips_label in (None, NO_SEED):
+        return system_label
+    source = f"key clips {keyclips}: {keyclips_label}"
+    return source if system_label == NO_SEED else f"{system_label}; {source}"
+
+
+def threshold_rule_summary(infos: Sequence[Mapping], fallback: str) -> str:
+    """The threshold rule of a cross-validated system from its runs' info files (one dict per seed,
+    ``folds`` → fold → ``selected.threshold_metric`` when nested selection chose it): the rule, or
+    each rule with the share of (seed, fold) runs that chose it. A fold without a choice used
+    ``fallback`` (the configured rule)."""
+    rules = [fold.get("selected", {}).get("threshold_metric", fallback)
+             for info in infos for _, fold in sorted(info["folds"].items(), key=lambda kv: int(kv[0]))]
+    if not rules:
+        return fallback
+    counts = Counter(rules)
+    if len(counts) == 1:
+        return rules[0]
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{rule} ({n}/{len(rules)} folds)" for rule, n in ordered)
+
+
+def table4(clips: pa.Table, systems: Mapping[str, pa.Table], *, seed_runs: Mapping[str, Sequence[pa.Table]] | None = None,
+           threshold_rules: Mapping[str, str] | None = None, seeds: Mapping[str, str] | None = None) -> pa.Table:
+    """Key-clip Acc/P/R/F1 (percent) of each system, in the given order, with the run(s) behind the
+    row (``seeds``), the rule that made its key decisions and its threshold-free AUC-ROC and average
+    precision (null for a system with binary decisions only). A system in ``seed_runs`` (one KEYCLIPS
+    table per seed) gets the mean over its seeds and their sample standard deviations (``*_sd``);
+    AUC and AP are then means over the seeds too."""
+    seed_runs, threshold_rules, seeds = seed_runs or {}, threshold_rules or {}, seeds or {}
     gold = clips.column("is_key").to_pylist()
     rows = []
     for name, table in systems.items():
-        score = score_keyclips(gold, keyclip_flags(clips, table, what=f"key-clip system {name}"))
-        rows.append({"system": name, "n_clips": score.n_clips, "accuracy": 100 * score.accuracy,
-                     "precision": 100 * score.precision, "recall": 100 * score.recall, "f1": 100 * score.f1})
+        runs = list(seed_runs.get(name) or [table])
+        scores, free = [], []
+        for i, run in enumerate(runs):
+            what = f"key-clip system {name}" + (f" (run {i + 1} of {len(runs)})" if len(runs) > 1 else "")
+            flags, clip_scores = keyclip_flags_and_scores(clips, run, what=what)
+            score = score_keyclips(gold, flags)
+            scores.append([100 * getattr(score, m) for m in METRICS4])
+            free.append(threshold_free_scores(gold, clip_scores))
+        values = np.array(scores)
+        spread = values.std(axis=0, ddof=1) if len(runs) > 1 else [None] * len(METRICS4)
+        has_scores = all(f is not None for f in free)
+        rule = threshold_rules.get(name) or (RULE_NOT_RECORDED if has_scores else BINARY_ONLY)
+        rows.append({"system": name, "n_clips": len(gold),
+                     **{m: float(v) for m, v in zip(METRICS4, values.mean(axis=0))},
+                     **{f"{m}_sd": None if v is None else float(v) for m, v in zip(METRICS4, spread)},
+                     "seeds": seeds.get(name, NO_SEED), "threshold_objective": rule,
+                     "auc_roc": float(np.mean([f[0] for f in free])) if has_scores else None,
+                     "average_precision": float(np.mean([f[1] for f in free])) if has_scores else None})
     return to_table(rows, TABLE4, what="table4")
 
 
+def keyclip_flags_and_scores(clips: pa.Table, keyclips: pa.Table, *, what: str) -> tuple[list[bool], list]:
+    """A key-clip system's decisions and scores (None where it has none) in the benchmark's clip order."""
+    keyclips = conform(keyclips, KEYCLIPS, what=what)
+    columns = align_to_clips(clips, keyclips, ["is_key", "score"], what=what)
+    return columns["is_key"], columns["score"]
+
+
+def threshold_free_scores(gold: Sequence[bool], scores: Sequence[float | None]) -> tuple[float, float] | None:
+    """AUC-ROC and average precision (scikit-learn) of per-clip scores against the gold key clips;
+    None when some clip has no score (a system with binary decisions only) or the gold labels have
+    one class only (both undefined)."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    gold = np.asarray(gold, dtype=bool)
+    if not len(scores) or any(s is None for s in scores) or gold.all() or not gold.any():
+        return None
+    scores = np.asarray(scores, dtype=float)
+    return float(roc_auc_score(gold, scores)), float(average_precision_score(gold, scores))
+
+
 def table5(clips: pa.Table, tuple_systems: Mapping[str, pa.Table], predicted_keyclips: Mapping[str, pa.Table],
-           *, masked: bool = True, cache: SimilarityCache | None = None) -> pa.Table:
+           *, masked: bool = True, cache: SimilarityCache | None = None, tuple_seeds: Mapping[str, str] | None = None,
+           keyclip_seeds: Mapping[str, str] | None = None) -> pa.Table:
     """Tuple P/R/F1 (percent) of each system: oracle key clips, then each predicted key-clip source
-    (upstream's counting, and the stricter masked variant when ``masked``)."""
-    return table5_with_clip_scores(clips, tuple_systems, predicted_keyclips, masked=masked, cache=cache)[0]
+    (upstream's counting, and the stricter masked variant when ``masked``). ``seeds`` of each row:
+    :func:`block_label` of the tuple system's label (``tuple_seeds``) and the key-clip source's
+    (``keyclip_seeds``)."""
+    return table5_with_clip_scores(clips, tuple_systems, predicted_keyclips, masked=masked, cache=cache,
+                                   tuple_seeds=tuple_seeds, keyclip_seeds=keyclip_seeds)[0]
 
 
 def table5_with_clip_scores(clips: pa.Table, tuple_systems: Mapping[str, pa.Table],
                             predicted_keyclips: Mapping[str, pa.Table], *, masked: bool = True,
-                            cache: SimilarityCache | None = None) -> tuple[pa.Table, pa.Table]:
+                            cache: SimilarityCache | None = None, tuple_seeds: Mapping[str, str] | None = None,
+                            keyclip_seeds: Mapping[str, str] | None = None) -> tuple[pa.Table, pa.Table]:
     """:func:`table5` and the per-clip scores behind it (:data:`~cookproc.core.schemas.CLIP_SCORES`)."""
     cache = cache or SimilarityCache()
+    tuple_seeds, keyclip_seeds = tuple_seeds or {}, keyclip_seeds or {}
     gold = gold_sets(clips)
     order = _clip_order(clips)
     sources = {name: keyclip_flags(clips, t, what=f"key-clip system {name}") for name, t in predicted_keyclips.items()}
@@ -88,7 +178,8 @@ def table5_with_clip_scores(clips: pa.Table, tuple_systems: Mapping[str, pa.Tabl
                 per_clip = cell.pop("clips")
                 rows.append({"system": system, "keyclips": source, "counting": counting, **cell,
                              "precision": 100 * cell["precision"], "recall": 100 * cell["recall"],
-                             "f1": 100 * cell["f1"]})
+                             "f1": 100 * cell["f1"],
+                             "seeds": block_label(tuple_seeds.get(system, NO_SEED), source, keyclip_seeds.get(source))})
                 n = len(per_clip.positions)
                 for name, value in (("system", system), ("keyclips", source), ("counting", counting),
                                     ("field", cell["field"]), ("mode", cell["mode"])):
@@ -100,23 +191,96 @@ def table5_with_clip_scores(clips: pa.Table, tuple_systems: Mapping[str, pa.Tabl
     return to_table(rows, TABLE5, what="table5"), pa.table(clip_columns, schema=CLIP_SCORES)
 
 
+#: One row per predicted key-clip source and field: the constant of the paper's counting.
+PREDICTED_COUNTING = pa.schema([
+    pa.field("keyclips", pa.string(), nullable=False),
+    pa.field("field", pa.string(), nullable=False),
+    # Clips with gold items (the oracle block's counted clips).
+    pa.field("n_gold", pa.int64(), nullable=False),
+    # Clips counted under the paper's counting: gold items or predicted key.
+    pa.field("n_counted", pa.int64(), nullable=False),
+    # n_gold / n_counted: every system's F1 there is its oracle F1 times this.
+    pa.field("constant", pa.float64(), nullable=False),
+    # Predicted-counting F1 / oracle F1 over every system and mode with an oracle F1 above 0.
+    pa.field("f1_ratio_min", pa.float64(), nullable=True),
+    pa.field("f1_ratio_max", pa.float64(), nullable=True),
+])
+
+
+def predicted_counting_constants(table: pa.Table) -> pa.Table:
+    """The paper's counting of predicted key clips (``counting == "predicted"``) counts every clip
+    that has gold items or is predicted key and never masks: a clip added only because it is
+    predicted key has no gold items, so it adds 0 to every clip's precision and recall sum, and a
+    system's macro P and R there are its oracle ones times n_gold / n_counted, hence its F1 too.
+    This measures that constant per key-clip source and field, and the observed F1 ratios."""
+    rows = table.to_pylist()
+    oracle = {(r["system"], r["field"], r["mode"]): r for r in rows if r["counting"] == "oracle"}
+    out: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        if r["counting"] != "predicted":
+            continue
+        base = oracle[(r["system"], r["field"], r["mode"])]
+        entry = out.setdefault((r["keyclips"], r["field"]), {
+            "keyclips": r["keyclips"], "field": r["field"], "n_gold": base["n_clips"], "n_counted": r["n_clips"],
+            "constant": base["n_clips"] / r["n_clips"] if r["n_clips"] else 0.0, "ratios": []})
+        if (entry["n_gold"], entry["n_counted"]) != (base["n_clips"], r["n_clips"]):
+            raise ValueError(f"table5: counted clips of {r['keyclips']} / {r['field']} differ between systems")
+        if base["f1"] > 0:
+            entry["ratios"].append(r["f1"] / base["f1"])
+    result = []
+    for entry in out.values():
+        ratios = entry.pop("ratios")
+        result.append({**entry, "f1_ratio_min": min(ratios) if ratios else None,
+                       "f1_ratio_max": max(ratios) if ratios else None})
+    return pa.Table.from_pylist(result, schema=PREDICTED_COUNTING)
+
+
+def predicted_counting_note(constants: pa.Table) -> str:
+    """A Markdown note under Table 5 on what its ``predicted`` rows (the paper's counting) measure."""
+    if not constants.num_rows:
+        return ""
+    parts = []
+    for r in constants.to_pylist():
+        ratio = ("" if r["f1_ratio_min"] is None else
+                 f"; observed F1 / oracle F1 {r['f1_ratio_min']:.4f}-{r['f1_ratio_max']:.4f}")
+        parts.append(f"{r['keyclips']}, {r['field']}: {r['n_gold']}/{r['n_counted']} = {r['constant']:.4f}{ratio}")
+    return ("Counting `predicted` is the paper's: it counts every clip with gold items or predicted key and "
+            "never masks, so every system's F1 there is its oracle F1 times n_gold / n_counted, one constant "
+            "per key-clip source (" + "; ".join(parts) + "). Its comparisons say nothing about the key-clip "
+            "selector; compare systems on predicted key clips under `predicted-masked`.\n")
+
+
 # ----------------------------------------------------------------------------- renderings
 def fmt(value: float) -> str:
     """Percent with one decimal, as upstream prints (``"{:.1f}"``)."""
     return f"{value:.1f}"
 
 
+def fmt_spread(value: float, sd: float | None) -> str:
+    """``fmt(value)``, followed by `` ± sd`` for a mean over seeds."""
+    return fmt(value) if sd is None else f"{fmt(value)} ± {fmt(sd)}"
+
+
+#: How the wide tables show an AUC-ROC / average precision that does not exist (binary decisions only).
+NO_SCORES = "n/a (binary)"
+
+
 def table4_wide(table: pa.Table) -> tuple[list[str], list[list[str]]]:
-    header = ["System", "Acc", "P", "R", "F1"]
-    body = [[r["system"], fmt(r["accuracy"]), fmt(r["precision"]), fmt(r["recall"]), fmt(r["f1"])]
-            for r in table.to_pylist()]
+    """System, Acc/P/R/F1 (mean ± sd over seeds where there are several), the runs behind the row,
+    the threshold rule, and AUC-ROC and average precision (three decimals; n/a without scores)."""
+    header = ["System", "Acc", "P", "R", "F1", "Seeds", "Threshold rule", "AUC-ROC", "AP"]
+    body = []
+    for r in table.to_pylist():
+        free = [NO_SCORES if r[k] is None else f"{r[k]:.3f}" for k in ("auc_roc", "average_precision")]
+        body.append([r["system"], *(fmt_spread(r[m], r[f"{m}_sd"]) for m in METRICS4), r["seeds"],
+                     r["threshold_objective"], *free])
     return header, body
 
 
 def table5_wide(table: pa.Table) -> tuple[list[str], list[list[str]]]:
     """One line per (key clips, counting, system); columns Verbs/Arguments × Exact/Fuzzy/Partial × P/R/F1."""
     header = ["Key clips", "Counting", "System"] + [
-        f"{field[0].upper()} {mode} {m}" for field in FIELDS for mode in MODES for m in ("P", "R", "F1")]
+        f"{field[0].upper()} {mode} {m}" for field in FIELDS for mode in MODES for m in ("P", "R", "F1")] + ["Seeds"]
     lines: dict[tuple[str, str, str], dict[tuple[str, str], dict]] = {}
     for r in table.to_pylist():
         lines.setdefault((r["keyclips"], r["counting"], r["system"]), {})[(r["field"], r["mode"])] = r
@@ -127,7 +291,7 @@ def table5_wide(table: pa.Table) -> tuple[list[str], list[list[str]]]:
             for mode in MODES:
                 c = cells[(field, mode)]
                 row += [fmt(c["precision"]), fmt(c["recall"]), fmt(c["f1"])]
-        body.append(row)
+        body.append(row + [c["seeds"]])
     order = {"oracle": 0, "predicted": 1, "predicted-masked": 2}
     body.sort(key=lambda r: (r[0] != ORACLE, r[0], order[r[1]]))  # stable: system order kept
     return header, body

@@ -5,7 +5,10 @@ from cookproc.core.schemas import atomic_write_text
 
 PAGES = {
     "table2": ("Table 2: gold verbs and arguments", "Items found in their sentence exactly or fuzzily (percent)."),
-    "table4": ("Table 4: key clip selection", "Accuracy, precision, recall and F1 (percent) over all clips."),
+    "table4": ("Table 4: key clip selection",
+               "Accuracy, precision, recall and F1 (percent) over all clips; mean ± sd over seeds where the Seeds "
+               "column says so; the threshold rule behind the key decisions, and the threshold-free AUC-ROC and "
+               "average precision of the out-of-fold scores (n/a for systems with binary decisions only)."),
     "table5": ("Table 5: procedure tuple extraction",
                "P / R / F1 (percent), macro-averaged over counted clips; V = verbs, A = arguments."),
 }

@@ -1,19 +1,27 @@
-"""Table 5: tuple extraction scores, oracle and predicted key clips (plus the masked variant)."""
+"""Table 5: tuple extraction scores, oracle and predicted key clips (plus the masked variant), and
+the constant that the paper's counting of predicted key clips multiplies every oracle F1 by."""
 from cookproc.core.logs import script_logging
 from cookproc.metrics import SimilarityCache
 from cookproc.core.schemas import CLIP_SCORES, CLIPS, KEYCLIPS, TUPLES, atomic_write_text, read_parquet, write_parquet
-from cookproc.tables import table5_with_clip_scores, table5_wide, tidy_csv, to_csv, to_markdown
+from cookproc.tables import (predicted_counting_constants, predicted_counting_note, table5_with_clip_scores,
+                             table5_wide, tidy_csv, to_csv, to_markdown)
 
 with script_logging(snakemake) as log:
+    p = snakemake.params
     clips = read_parquet(snakemake.input.clips, CLIPS)
-    tuples = {name: read_parquet(path, TUPLES) for name, path in zip(snakemake.params.systems, snakemake.input.tuples)}
+    tuples = {name: read_parquet(path, TUPLES) for name, path in zip(p.systems, snakemake.input.tuples)}
     keyclips = {name: read_parquet(path, KEYCLIPS)
-                for name, path in zip(snakemake.params.predicted_keyclips, snakemake.input.keyclips)}
-    table, clip_scores = table5_with_clip_scores(clips, tuples, keyclips, masked=snakemake.params.masked,
-                                                 cache=SimilarityCache(snakemake.threads))
+                for name, path in zip(p.predicted_keyclips, snakemake.input.keyclips)}
+    table, clip_scores = table5_with_clip_scores(clips, tuples, keyclips, masked=p.masked,
+                                                 cache=SimilarityCache(snakemake.threads),
+                                                 tuple_seeds=p.tuple_seeds, keyclip_seeds=p.keyclip_seeds)
+    constants = predicted_counting_constants(table)
     write_parquet(clip_scores, snakemake.output.clip_scores, CLIP_SCORES)
     atomic_write_text(snakemake.output.tidy, tidy_csv(table))
+    atomic_write_text(snakemake.output.predicted_counting, tidy_csv(constants))
     wide = table5_wide(table)
     atomic_write_text(snakemake.output.wide, to_csv(*wide))
-    atomic_write_text(snakemake.output.markdown, to_markdown(*wide, title="Table 5: procedure tuple extraction"))
-    log.info("\n%s", to_markdown(*wide))
+    note = predicted_counting_note(constants)
+    atomic_write_text(snakemake.output.markdown,
+                      to_markdown(*wide, title="Table 5: procedure tuple extraction") + (f"\n{note}" if note else ""))
+    log.info("\n%s\n%s", to_markdown(*wide), note)

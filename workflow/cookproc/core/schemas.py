@@ -98,7 +98,8 @@ ALIGNED_SEGMENTS = pa.schema(
     + [f for f in TSM_SEGMENTS if f.name != "video_id"]
 )
 
-#: Key-clip scores (Table 4), tidy.
+#: Key-clip scores (Table 4), tidy. A system run with several seeds: the mean over them, with the
+#: sample standard deviations (null with one run).
 TABLE4 = pa.schema(
     [
         pa.field("system", pa.string(), nullable=False),
@@ -107,6 +108,17 @@ TABLE4 = pa.schema(
         pa.field("precision", pa.float64(), nullable=False),
         pa.field("recall", pa.float64(), nullable=False),
         pa.field("f1", pa.float64(), nullable=False),
+        pa.field("accuracy_sd", pa.float64(), nullable=True),
+        pa.field("precision_sd", pa.float64(), nullable=True),
+        pa.field("recall_sd", pa.float64(), nullable=True),
+        pa.field("f1_sd", pa.float64(), nullable=True),
+        # The run(s) behind the row: "mean over seeds 0, 1, 2", "one seed (0)", "deterministic fit", ...
+        pa.field("seeds", pa.string(), nullable=False),
+        # The rule that turned scores into key decisions ("none (binary decisions)" without scores).
+        pa.field("threshold_objective", pa.string(), nullable=False),
+        # Threshold-free: AUC-ROC and average precision of the out-of-fold scores (null without scores).
+        pa.field("auc_roc", pa.float64(), nullable=True),
+        pa.field("average_precision", pa.float64(), nullable=True),
     ]
 )
 
@@ -122,6 +134,8 @@ TABLE5 = pa.schema(
         pa.field("precision", pa.float64(), nullable=False),
         pa.field("recall", pa.float64(), nullable=False),
         pa.field("f1", pa.float64(), nullable=False),
+        # The run(s) behind the row: the tuple system's, and the predicted key clips' ("one seed (0)", ...).
+        pa.field("seeds", pa.string(), nullable=False),
     ]
 )
 
