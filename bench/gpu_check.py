@@ -140,7 +140,9 @@ def check_finetune(rule: str, encoder: str, cfg_dict: dict, device: str, args, c
     from cookproc.keyclips import finetune as ft
 
     path, weights = encoder_folder(encoder, root, tiny=args.tiny)
-    cfg = ft.FinetuneConfig(**cfg_dict, mixed_precision=config["torch"]["mixed_precision"] if device != "cpu" else "none")
+    on_cuda = device.startswith("cuda")
+    cfg = ft.FinetuneConfig(**cfg_dict, mixed_precision=config["torch"]["mixed_precision"] if on_cuda else "none",
+                            compile=config["torch"]["compile"])
     layers = min(cfg.layers, 2) if args.tiny else cfg.layers
     cfg = ft.FinetuneConfig(**{**cfg.__dict__, "layers": layers, "epochs": 1})
     steps = 3 if args.tiny else args.steps
@@ -156,6 +158,14 @@ def check_finetune(rule: str, encoder: str, cfg_dict: dict, device: str, args, c
     ft.train_top(bottom, labels, train[:cfg.batch_size], val, warm, 0)  # warm-up: kernels, allocator, autotuning
     with clock(t, "train"):
         net, _ = ft.train_top(bottom, labels, train, val, cfg, 0)
+    if device.startswith("cuda") and rule == "keyclips_finetune":
+        # bf16 against float32 on the same steps (docs/benchmarks.md, "bf16"): twice, so that the
+        # second run meets only batch shapes the first one saw (per-shape kernel selection).
+        bf16 = ft.FinetuneConfig(**{**cfg.__dict__, "mixed_precision": "bf16"})
+        with clock(t, "bf16_first"):
+            ft.train_top(bottom, labels, train, val, bf16, 0)
+        with clock(t, "bf16_again"):
+            ft.train_top(bottom, labels, train, val, bf16, 0)
     scored = np.arange(len(train) + cfg.batch_size, n)
     with clock(t, "score"):
         ft._run(net, bottom, scored, "embed", mixed_precision=cfg.mixed_precision)
@@ -176,9 +186,11 @@ def check_finetune(rule: str, encoder: str, cfg_dict: dict, device: str, args, c
             cpu_net = copy_to_cpu(net)
             there = cpu_net.embed(states.cpu(), mask.cpu())
         agreement = {"what": "tuned sentence vectors, 64 sentences", "max_abs_diff": float((here - there).abs().max())}
+    bf16_note = (f"; bf16 autocast {1000 * t['bf16_first'] / steps:.1f} ms a step, "
+                 f"{1000 * t['bf16_again'] / steps:.1f} ms run again" if "bf16_first" in t else "")
     return {"rule": rule, "model": f"{encoder} ({weights}), top {cfg.layers} layers, batch {cfg.batch_size}",
-            "measured": f"{steps} steps {t['train']:.2f} s ({1000 * step_s:.1f} ms a step); bottom {n} sentences "
-                        f"{t['bottom']:.2f} s; scoring {len(scored)} {t['score']:.2f} s",
+            "measured": f"{steps} steps {t['train']:.2f} s ({1000 * step_s:.1f} ms a step{bf16_note}); bottom {n} "
+                        f"sentences {t['bottom']:.2f} s; scoring {len(scored)} {t['score']:.2f} s",
             "seconds": t["train"] + t["bottom"] + t["score"],
             "projection": f"{len(sizes)} folds x {rule_steps // len(sizes)} steps + {rule_scored} sentences scored",
             "projected_s": projected, "agreement": agreement}
@@ -261,7 +273,7 @@ def check_selector(device: str, args, config: dict, root: Path) -> dict:
                         f"score {n} clips {t['score']:.2f} s ({1000 * per_clip:.2f} ms a clip)",
             "seconds": sum(t.values()), "projection": f"training on {N_CLIPS} clips",
             "projected_s": t["train"] * N_CLIPS / n + t["save"] + t["load"], "agreement": agreement,
-            "per_clip_s": per_clip}
+            "per_clip_s": per_clip, "main_job": False}  # built on demand (user.keyclip_model), not by `all`
 
 
 def srl_rows(n_sentences: int, seed: int, split: str) -> list[dict]:
@@ -305,6 +317,7 @@ def check_srl(device: str, args, config: dict, root: Path) -> list[dict]:
                             device=device, threads=args.threads, predicate_tags=tuple(srl["predicate_tags"]))
     clock, t = Clock(device), {}
     encoder = WordEncoder(str(path), device=device)
+    prepare(rows[:5], encoder)  # warm-up: loads spaCy (a fixed cost, not scaled with the corpus)
     with clock(t, "prepare"):
         prep = prepare(rows, encoder)
     with clock(t, "train"):
@@ -389,7 +402,7 @@ def check_visual(device: str, args, config: dict, root: Path) -> list[dict]:
     return [
         {"rule": "video_frame_features", "model": "ResNet-50 (random weights, the rule's loader)",
          "measured": f"{batch} frames {crop}px {t['resnet']:.3f} s", "seconds": t["resnet"],
-         "projection": f"{FRAMES_PER_VIDEO} frames a video (per job; not in the main job)",
+         "projection": f"{FRAMES_PER_VIDEO} frames a video (per job; not in the main job: local videos)",
          "projected_s": t["resnet"] * FRAMES_PER_VIDEO / batch, "agreement": agreement, "main_job": False},
         {"rule": "video_tsm", "model": f"TSM ResNet-50, {info.segment_count} frames a segment (random weights)",
          "measured": f"{segments} segments {t['tsm']:.3f} s", "seconds": t["tsm"],
@@ -448,7 +461,9 @@ def main(argv=None) -> int:
             print(f"  {r['rule']:<24} {a['what']}: " + ", ".join(f"{k} {v}" for k, v in a.items() if k != "what"))
     torch_s = sum(r["projected_s"] for r in results if r.get("main_job", True))
     others = max(OTHER_JOBS_2CORE_S * 2 / NODE_CORES, LONGEST_OTHER_JOB_S)
-    print(f"\nmain job on one node ({NODE_CORES} cores, 1 {args.device}): torch rules one after another "
+    print("\nnot in the main job (`snakemake` with config.yaml): "
+          + ", ".join(r["rule"] for r in results if not r.get("main_job", True)))
+    print(f"main job on one node ({NODE_CORES} cores, 1 {args.device}): torch rules one after another "
           f"{torch_s:.0f} s + other jobs {others:.0f} s (their {OTHER_JOBS_2CORE_S} s at 2 cores x 2/{NODE_CORES}, "
           f"at least the longest, {LONGEST_OTHER_JOB_S} s) = {(torch_s + others) / 60:.1f} min (estimate; the "
           f"torch rules' projections scale measured slices, the others docs/benchmarks.md's 2-core times)")
