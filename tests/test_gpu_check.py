@@ -22,6 +22,7 @@ def test_the_device_check_runs_every_torch_rule_on_the_cpu_in_tiny_mode(tmp_path
                            "--threads", "1", "--json", str(out)], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     result = json.loads(out.read_text())
+    assert result["failed"] == []
     rules = {r["rule"]: r for r in result["rules"]}
     assert set(rules) == CHECKED_RULES
     for name, r in rules.items():
