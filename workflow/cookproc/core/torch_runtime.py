@@ -19,7 +19,8 @@ from cookproc.core.threads import limit_threads
 CUBLAS_WORKSPACE_CONFIG = ":4096:8"
 
 
-def is_cuda(device: str) -> bool:
+def is_cuda(device) -> bool:
+    """``device`` (a name such as cuda:1, or a torch.device) is a CUDA device."""
     return str(device).split(":")[0] == "cuda"
 
 

@@ -33,6 +33,7 @@ import torch
 from torch import nn
 
 from cookproc.core.errors import InputError
+from cookproc.core.torch_runtime import is_cuda
 from cookproc.keyclips.folds import split_indices
 from cookproc.keyclips.sentence_encoder import local_model_dir, mean_pool
 from cookproc.keyclips.tuned_vectors import FoldVectors
@@ -62,10 +63,6 @@ class FinetuneConfig:
 
 #: torch.autocast dtypes of the ``mixed_precision`` settings (none: float32 throughout).
 MIXED_PRECISION = {"none": None, "bf16": torch.bfloat16}
-
-
-def is_cuda(device: str | torch.device) -> bool:
-    return torch.device(device).type == "cuda"
 
 
 def autocast(device: str | torch.device, mixed_precision: str):
