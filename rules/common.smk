@@ -165,6 +165,8 @@ TEXT_FEATURES = f"results/features/text/{KC['text']['name']}.parquet"
 TUNED_TEXT = f"results/features/text/finetuned/{KC['text']['name']}.seed{{seed}}"
 # Rules that can use an accelerator ask for one only when the configured device is not the CPU.
 KC_GPUS = 0 if KC["device"] == "cpu" else 1
+# How every torch job runs on its device (config `torch`; cookproc.core.torch_runtime).
+TORCH = config["torch"]
 
 
 # Input functions of the video stage (rules/video.smk).
@@ -250,6 +252,8 @@ USER_SETTINGS = {key: USER[key] for key in ("segmentation", "max_clip_s", "drop_
                                             "srl_backend", "tagger_model", "device", "lowercase",
                                             "rolling_captions", "max_sentence_chars", "long_sentences",
                                             "language", "other_language")}
+# The user and corpus rules run the deployed selector and the tagger on user.device.
+USER_GPUS = 0 if USER["device"] == "cpu" else 1
 USER_MODELS = dict(
     tagger=[USER["tagger_model"]] if USER["srl_backend"] == "tagger" and USER["tagger_model"] else [],
     keyclip_model=[USER["keyclip_model"]] if USER["keyclip_model"] else [],

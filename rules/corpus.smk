@@ -25,9 +25,15 @@ rule corpus_shard:
         code=code_fingerprint("corpus_shard"),
         shards=CORPUS_SHARDS,
         **USER_SETTINGS,
+        deterministic=TORCH["deterministic"],
     # One core a shard: scale out with corpus.shards. torch, BLAS and the boosting's OpenMP are held
     # to this (cookproc.core.threads); they would otherwise each start a thread per core.
     threads: 1
+    # The selector and the tagger run on user.device: a GPU is asked for unless it is the CPU.
+    resources:
+        gpu=USER_GPUS,
+        mem_mb=4000,
+        runtime=60,
     log:
         f"logs/corpus/corpus_shard/{CORPUS['name']}/{{shard}}-of-{CORPUS_SHARDS}.log",
     benchmark:

@@ -43,6 +43,7 @@ rule text_features:
         max_length=KC["text"]["max_length"],
         batch_size=KC["text"]["batch_size"],
         device=KC["device"],
+        deterministic=TORCH["deterministic"],
     threads: 2
     resources:
         gpu=KC_GPUS,
@@ -97,6 +98,9 @@ rule keyclips_finetune:
         finetune=KC_FINETUNE,
         encoder_path=KC["text"]["path"],
         device=KC["device"],
+        deterministic=TORCH["deterministic"],
+        mixed_precision=TORCH["mixed_precision"],
+        compile=TORCH["compile"],
     threads: 2
     resources:
         gpu=KC_GPUS,

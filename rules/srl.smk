@@ -54,6 +54,7 @@ rule train_srl:
         max_train_words=SRL["max_train_words"],
         seed=SRL["seed"],
         device=SRL["device"],
+        deterministic=TORCH["deterministic"],
         predicate_tags=SRL["predicate_tags"],
     threads: 2
     resources:
@@ -82,6 +83,7 @@ rule srl_parse_tagger:
         code=code_fingerprint("srl_parse"),
         backend="tagger",
         device=SRL["device"],
+        deterministic=TORCH["deterministic"],
         predicate_tags=SRL["predicate_tags"],
     threads: 2
     resources:
@@ -109,6 +111,7 @@ rule srl_parse_spacy:
         code=code_fingerprint("srl_parse"),
         backend="spacy",
         device="cpu",
+        deterministic=TORCH["deterministic"],
         predicate_tags=SRL["predicate_tags"],
     log:
         "logs/srl/srl_parse_spacy.log",
@@ -132,6 +135,7 @@ rule srl_import_allennlp:
         code=code_fingerprint("srl_parse"),
         backend="allennlp",
         device="cpu",
+        deterministic=TORCH["deterministic"],
         predicate_tags=SRL["predicate_tags"],
     log:
         "logs/srl/srl_import_allennlp.log",

@@ -20,8 +20,14 @@ rule user_procedures:
     params:
         code=code_fingerprint("procedures_extract"),
         **USER_SETTINGS,
+        deterministic=TORCH["deterministic"],
     # torch, BLAS and the boosting's OpenMP are held to these (cookproc.core.threads).
     threads: 2
+    # The selector and the tagger run on user.device: a GPU is asked for unless it is the CPU.
+    resources:
+        gpu=USER_GPUS,
+        mem_mb=4000,
+        runtime=60,
     log:
         "logs/user/user_procedures/{name}.log",
     conda:

@@ -82,6 +82,28 @@ def test_new_clips_need_no_labels_and_keep_their_order(artifact):
                                      "sentence": ["x", "y", "z"]}))
 
 
+def test_scoring_moves_no_module_and_gives_the_same_scores_every_call(artifact, monkeypatch):
+    """The encoder's bottom and tuned top go to the device once, when the selector loads: a corpus
+    calls score once per chunk, and each call used to copy the whole encoder and move it."""
+    selector = deploy.KeyClipSelector.load(artifact)
+    bottom, tuned = selector.bottom, selector.tuned
+    moved = []
+    real_to = torch.nn.Module.to
+
+    def counting_to(module, *args, **kwargs):
+        moved.append(type(module).__name__)
+        return real_to(module, *args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.Module, "to", counting_to)
+    clips = _clips(40, seed=3)
+    first, second = selector.score(clips), selector.score(clips)
+    assert moved == []
+    assert selector.bottom is bottom and selector.tuned is tuned
+    assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1])
+    # The same scores as a selector loaded afresh for this one call (what each call used to build).
+    np.testing.assert_array_equal(deploy.KeyClipSelector.load(artifact).score(clips)[0], first[0])
+
+
 def test_training_twice_writes_identical_files(encoder, artifact, tmp_path):
     again = tmp_path / "again"
     selector = _train(encoder, _clips())

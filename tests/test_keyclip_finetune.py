@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+from cookproc.keyclips import finetune as ft
 from cookproc.keyclips.finetune import (FinetuneConfig, finetune_folds, finetune_sentence_vectors, length_batches,
                                         load_bottom)
 from cookproc.keyclips.sentence_encoder import mean_pool
@@ -228,3 +229,77 @@ def test_the_installed_mpnet_splits_like_the_whole_encoder():
         whole = mean_pool(AutoModel.from_pretrained(str(path)).eval()(**enc).last_hidden_state, enc["attention_mask"])
     assert tuned.shape == (3, 768)
     assert torch.allclose(tuned, whole, atol=1e-4)
+
+
+def test_a_batch_gathered_on_the_device_equals_the_states_padded_on_the_host(bert):
+    sentences, _ = _sentences(40)
+    bottom = load_bottom(bert, sentences, 1)
+    for idx in ([0], [3, 1, 2], list(range(39, -1, -2))):
+        states, mask = bottom.batch(idx)
+        padded, padded_mask = ft._pad([bottom.states[i] for i in idx])
+        assert torch.equal(states, padded) and torch.equal(mask, padded_mask)
+
+
+def _train_top_per_step(bottom, labels, train_idx, val_idx, cfg, seed):
+    """train_top as it was before the batches stayed on the device: each step pads its batch on the
+    host and copies states, mask and labels over (the reference for the CPU results)."""
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    net = ft.TunedTop(bottom.top(), bottom.hidden_size)
+    opt = torch.optim.AdamW([{"params": net.top.parameters(), "lr": cfg.lr},
+                             {"params": net.head.parameters(), "lr": cfg.head_lr}], weight_decay=cfg.weight_decay)
+    steps = ft.training_batches(len(train_idx), cfg)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, [lambda s: max(0.0, 1.0 - s / steps), lambda s: 1.0])
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    y = torch.from_numpy(np.asarray(labels, dtype=np.float32))
+    losses, states_by_epoch = [], []
+    for _ in range(cfg.epochs):
+        net.train()
+        for b in length_batches(train_idx, bottom.lengths, cfg.batch_size, cfg.chunk_batches, gen):
+            states, mask = ft._pad([bottom.states[i] for i in b])
+            opt.zero_grad()
+            loss = loss_fn(net(states, mask), y[torch.from_numpy(b)])
+            loss.backward()
+            opt.step()
+            sched.step()
+            losses.append(float(loss.detach()))
+        val = ft._run(net, bottom, val_idx, "forward")
+        states_by_epoch.append((float(loss_fn(val, y[torch.from_numpy(val_idx)])),
+                                {k: v.detach().clone() for k, v in net.state_dict().items()}))
+    return losses, states_by_epoch
+
+
+def test_cpu_fine_tuning_gives_the_weights_and_losses_of_the_per_step_path(bert, monkeypatch):
+    sentences, labels = _sentences(120, seed=4)
+    bottom = load_bottom(bert, sentences, 2)
+    cfg = FinetuneConfig(layers=2, epochs=2, batch_size=8, chunk_batches=2, lr=1e-3)
+    train, val = np.arange(90), np.arange(90, 120)
+    losses, per_epoch = _train_top_per_step(bottom, labels, train, val, cfg, seed=5)
+    best = min(range(len(per_epoch)), key=lambda e: per_epoch[e][0])
+    seen = []
+    real_step = ft.Progress.step
+
+    def recording_step(self, n=1, **fields):
+        if "loss" in fields:
+            seen.append(fields["loss"]())  # the running mean the log shows
+        return real_step(self, n, **fields)
+
+    monkeypatch.setattr(ft.Progress, "step", recording_step)
+    net, info = ft.train_top(bottom, labels, train, val, cfg, seed=5)
+    assert info["finetune_best_epoch"] == best
+    assert info["finetune_val_loss"] == [round(loss, 5) for loss, _ in per_epoch]
+    for name, value in net.state_dict().items():
+        assert torch.equal(value, per_epoch[best][1][name]), name
+    per_batch = len(losses) // cfg.epochs
+    expected = [np.float32(sum(np.float32(x) for x in losses[e * per_batch:e * per_batch + k + 1])) / (k + 1)
+                for e in range(cfg.epochs) for k in range(per_batch)]
+    np.testing.assert_allclose(seen, expected, rtol=1e-6)
+
+
+def test_mixed_precision_is_for_cuda_only_and_names_its_settings(bert):
+    with pytest.raises(ValueError, match="mixed_precision must be one of"):
+        FinetuneConfig(mixed_precision="fp8")
+    sentences, labels = _sentences(20)
+    bottom = load_bottom(bert, sentences, 1)
+    with pytest.raises(ValueError, match="mixed_precision bf16 needs a cuda device, got cpu"):
+        ft.train_top(bottom, labels, np.arange(10), np.arange(10, 20), FinetuneConfig(layers=1, mixed_precision="bf16"), 0)

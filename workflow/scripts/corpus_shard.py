@@ -1,12 +1,12 @@
 """One shard of a corpus: its transcripts / subtitles -> procedure documents -> clip rows (Parquet)."""
 from cookproc.corpus import CORPUS_CLIPS, documents_table
 from cookproc.core.logs import script_logging
-from cookproc.core.threads import limit_threads
+from cookproc.core.torch_runtime import configure_torch
 from cookproc.procedures import LoggedProgress, ProcedureSettings, procedure_documents
 from cookproc.core.schemas import CLIP_KEY, write_parquet
 
 with script_logging(snakemake) as log:
-    limit_threads(snakemake.threads)
+    configure_torch(snakemake.threads, snakemake.params.device, deterministic=snakemake.params.deterministic)
     settings = ProcedureSettings.from_config({**dict(snakemake.params.items()),
                                               "keyclip_model": (snakemake.input.keyclip_model or [None])[0],
                                               "tuple_model": (snakemake.input.tuple_model or [None])[0]})

@@ -4,7 +4,6 @@ from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import pyarrow as pa
-    import torch
 
     from cookproc.bootstrap import table4_intervals
     from cookproc.keyclips.deploy import metadata, model_card, save_selector, train_selector
@@ -14,15 +13,17 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.keyclips.summary import score_run
     from cookproc.keyclips.train import KeyClipTrainConfig
     from cookproc.core.schemas import KEYCLIPS, read_parquet
+    from cookproc.core.torch_runtime import configure_torch
 
     smk = snakemake  # noqa: F821
     p = smk.params
-    torch.set_num_threads(max(1, smk.threads))  # results are bit-identical for a fixed thread count
+    # CPU results are bit-identical for a fixed thread count (GPU ones: docs/methods.md, "Determinism").
+    configure_torch(smk.threads, p.device, deterministic=p.deterministic)
     clips = read_clips_parquet(smk.input.clips)
     _, inner = clip_folds(read_folds(smk.input.folds, clips), clips)
     log.info("[1/3] %d clips of %d recipes; %d of them in inner-validation recipes", len(clips),
              clips["recipe"].nunique(), int(inner.sum()))
-    selector = train_selector(clips, inner, encoder_path=p.encoder_path, finetune=FinetuneConfig(**p.finetune),
+    selector = train_selector(clips, inner, encoder_path=p.encoder_path, finetune=FinetuneConfig(**p.finetune, mixed_precision=p.mixed_precision, compile=p.compile),
                               net=KeyClipTrainConfig(**p.train), context_window=p.context_window,
                               layout_features=p.layout_features, head_weight=p.head_weight, seed=p.seed,
                               device=p.device, candidates=p.selection["candidates"],

@@ -5,8 +5,7 @@ from cookproc.core.logs import script_logging
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
 
-    import torch
-
+    from cookproc.core.torch_runtime import configure_torch
     from cookproc.keyclips.finetune import FinetuneConfig, finetune_folds, load_bottom
     from cookproc.keyclips.folds import clip_folds, read_folds
     from cookproc.keyclips.inputs import read_clips_parquet
@@ -15,9 +14,10 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
 
     smk = snakemake  # noqa: F821
     p = smk.params
-    torch.set_num_threads(max(1, smk.threads))  # results are bit-identical for a fixed thread count
+    # CPU results are bit-identical for a fixed thread count (GPU ones: docs/methods.md, "Determinism").
+    configure_torch(smk.threads, p.device, deterministic=p.deterministic)
     seed = int(smk.wildcards.seed)
-    cfg = FinetuneConfig(**p.finetune)
+    cfg = FinetuneConfig(**p.finetune, mixed_precision=p.mixed_precision, compile=p.compile)
     if cfg.layers < 1:
         raise ValueError("keyclips.neural.finetune.layers is 0: nothing to fine-tune (the net reads the frozen vectors)")
     clips = read_clips_parquet(smk.input.clips)

@@ -1,11 +1,11 @@
 """A user's subtitles (and optional video) -> clips -> key clips and tuples -> JSON and Markdown."""
 from cookproc.core.logs import script_logging
-from cookproc.core.threads import limit_threads
+from cookproc.core.torch_runtime import configure_torch
 from cookproc.procedures import LoggedProgress, ProcedureSettings, extract_procedure, to_json, to_markdown
 from cookproc.core.schemas import atomic_write_text
 
 with script_logging(snakemake) as log:
-    limit_threads(snakemake.threads)
+    configure_torch(snakemake.threads, snakemake.params.device, deterministic=snakemake.params.deterministic)
     settings = ProcedureSettings.from_config({**dict(snakemake.params.items()),
                                               "keyclip_model": (snakemake.input.keyclip_model or [None])[0],
                                               "tuple_model": (snakemake.input.tuple_model or [None])[0]})

@@ -10,7 +10,10 @@ with script_logging(snakemake) as log:
     from cookproc.core.schemas import CLIPS, read_parquet, write_parquet
     from cookproc.srl.frames import FRAME_KEYS, SRL_FRAMES, frame_rows
 
+    from cookproc.core.torch_runtime import configure_torch
+
     backend = snakemake.params.backend
+    configure_torch(snakemake.threads, snakemake.params.device, deterministic=snakemake.params.deterministic)
     clips = read_parquet(snakemake.input.clips, CLIPS).select(["video_id", "clip_idx", "sentence"]).to_pylist()
     keys = [(c["video_id"], c["clip_idx"]) for c in clips]
     t0 = time.perf_counter()
@@ -18,7 +21,6 @@ with script_logging(snakemake) as log:
         from cookproc.srl.predict import label_with_tagger, load_tagger
 
         torch.manual_seed(0)
-        torch.set_num_threads(snakemake.threads)
         frames = label_with_tagger([c["sentence"] for c in clips], load_tagger(snakemake.input.model),
                                    device=snakemake.params.device)
         by_clip = dict(zip(keys, frames))

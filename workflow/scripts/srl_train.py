@@ -19,7 +19,9 @@ with script_logging(snakemake) as log:
                             projection=p.projection, dropout=p.dropout, max_train_words=p.max_train_words,
                             seed=p.seed, device=p.device, threads=snakemake.threads,
                             predicate_tags=tuple(p.predicate_tags))
-    torch.set_num_threads(snakemake.threads)
+    from cookproc.core.torch_runtime import configure_torch
+
+    configure_torch(snakemake.threads, p.device, deterministic=p.deterministic)
     rows = read_parquet(snakemake.input.corpus, SRL_CORPUS).to_pylist()
     t0 = time.perf_counter()
     encoder = WordEncoder(cfg.encoder, device=cfg.device)

@@ -2,16 +2,15 @@
 from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
-    import torch
-
+    from cookproc.core.torch_runtime import configure_torch
     from cookproc.keyclips.inputs import read_clips_parquet
     from cookproc.keyclips.sentence_encoder import embed_sentences, load_sentence_encoder
     from cookproc.keyclips.sentence_vectors import text_features_schema, text_features_table
     from cookproc.core.schemas import write_parquet
 
     p = snakemake.params  # noqa: F821
-    torch.set_num_threads(max(1, snakemake.threads))  # noqa: F821
-    torch.manual_seed(0)  # inference only; fixed anyway so nothing can depend on a random state
+    # Inference only; seeded anyway so that nothing can depend on a random state.
+    configure_torch(snakemake.threads, p.device, deterministic=p.deterministic, seed=0)  # noqa: F821
     clips = read_clips_parquet(snakemake.input.clips)  # noqa: F821
     log.info("read %d clips from %s", len(clips), snakemake.input.clips)  # noqa: F821
     encoder = load_sentence_encoder(p.path, pooling=p.pooling, max_length=p.max_length, device=p.device)

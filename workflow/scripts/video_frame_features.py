@@ -1,15 +1,14 @@
 """ResNet-50 features of T frames per clip of one video (or an empty part when it is skipped)."""
-import torch
-
 from cookproc.core.logs import script_logging
+from cookproc.core.torch_runtime import configure_torch
 from cookproc.core.schemas import CLIPS, read_parquet, write_parquet
 from cookproc.video.imaging import resolve_device
 from cookproc.video.jobs import run_video_job, write_status
 from cookproc.video.resnet import FRAME_FEATURES, FRAME_FEATURES_KEY, extract_frame_features, load_resnet50
 
 with script_logging(snakemake) as log:
-    torch.set_num_threads(snakemake.threads)
     video_id, p = snakemake.wildcards.video_id, snakemake.params
+    configure_torch(snakemake.threads, p.device, deterministic=p.deterministic)
     table = read_parquet(snakemake.input.clips, CLIPS)
     rows = [r for r in table.select(["video_id", "clip_idx", "start_s", "end_s"]).to_pylist() if r["video_id"] == video_id]
     if not rows:

@@ -1,7 +1,6 @@
 """TSM verb/noun predictions for every 5-second segment of one video (or an empty part when skipped)."""
-import torch
-
 from cookproc.core.logs import script_logging
+from cookproc.core.torch_runtime import configure_torch
 from cookproc.core.schemas import TSM_SEGMENTS, write_parquet
 from cookproc.video.epic import NOUN, VERB, read_epic_classes
 from cookproc.video.imaging import resolve_device
@@ -9,8 +8,8 @@ from cookproc.video.jobs import run_video_job, write_status
 from cookproc.video.tsm import check_classes, load_epic_tsm, predict_video
 
 with script_logging(snakemake) as log:
-    torch.set_num_threads(snakemake.threads)
     video_id, p = snakemake.wildcards.video_id, snakemake.params
+    configure_torch(snakemake.threads, p.device, deterministic=p.deterministic)
     verbs = read_epic_classes(snakemake.input.verb_classes, VERB)
     nouns = read_epic_classes(snakemake.input.noun_classes, NOUN)
     device = resolve_device(p.device)

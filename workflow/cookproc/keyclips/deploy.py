@@ -38,7 +38,8 @@ import torch
 from cookproc.core.artifacts import building_folder, read_model_json as read_artifact_json, refuse_unsafe_model_files
 from cookproc.core.errors import InputError
 from cookproc.keyclips.crossval import blend_scores
-from cookproc.keyclips.finetune import FinetuneConfig, FrozenBottom, TunedTop, load_bottom, train_top, tuned_outputs
+from cookproc.keyclips.finetune import (FinetuneConfig, FrozenBottom, TunedTop, bottom_encoder, load_bottom, train_top,
+                                        tuned_outputs)
 from cookproc.keyclips.inputs import text_inputs
 from cookproc.keyclips.lexical import build_vocabulary, token_matrix
 from cookproc.keyclips.net import KeyClipNet
@@ -208,13 +209,23 @@ def read_model_json(path: str | os.PathLike) -> dict:
 
 
 class KeyClipSelector:
-    """A saved selector, ready to score the clips of new transcripts."""
+    """A saved selector, ready to score the clips of new transcripts.
+
+    The encoder's frozen bottom and the tuned top are built and moved to ``device`` once, when the
+    selector is made: :meth:`score` (called once per chunk of a corpus) only runs them.
+    """
 
     def __init__(self, path: Path, spec: SelectorSpec, meta: dict, model, tokenizer, tuned_state: dict,
                  net: KeyClipNet, vocabulary: dict[str, int], device: str):
         self.path, self.spec, self.meta = path, spec, meta
         self.model, self.tokenizer, self.tuned_state = model, tokenizer, tuned_state
         self.net, self.vocabulary, self.device = net, vocabulary, device
+        self.bottom = bottom_encoder(model, spec.finetuned_layers).to(device)
+        self.tuned = self._tuned_top(self._frozen([]))  # checks the tuned weights' shapes too
+
+    def _frozen(self, sentences: Sequence[str]) -> FrozenBottom:
+        return FrozenBottom(self.model, self.tokenizer, sentences, self.spec.finetuned_layers,
+                            max_length=self.spec.max_length, device=self.device, bottom=self.bottom)
 
     @property
     def name(self) -> str:
@@ -244,9 +255,7 @@ class KeyClipSelector:
         except RuntimeError as exc:
             raise InputError(path / "net.safetensors", f"weights do not match model.json's spec: {exc}") from exc
         tuned_state = load_file(str(path / "tuned_top.safetensors"))
-        selector = cls(path, spec, meta, model, tokenizer, tuned_state, net.eval(), vocabulary, device)
-        selector._tuned_top(FrozenBottom(model, tokenizer, [], spec.finetuned_layers, device=device))  # checks shapes
-        return selector
+        return cls(path, spec, meta, model, tokenizer, tuned_state, net.eval(), vocabulary, device)
 
     def _tuned_top(self, bottom: FrozenBottom) -> TunedTop:
         tuned = TunedTop(bottom.top(), self.spec.hidden_size)
@@ -265,9 +274,8 @@ class KeyClipSelector:
         if not _contiguous(clips["video_id"].to_numpy()):
             raise ValueError("the clips of each video must be consecutive rows")
         sentences = clips["sentence"].astype(str).tolist()
-        bottom = FrozenBottom(self.model, self.tokenizer, sentences, self.spec.finetuned_layers,
-                              max_length=self.spec.max_length, device=self.device)
-        vectors, head = tuned_outputs(self._tuned_top(bottom), bottom, len(sentences))
+        bottom = self._frozen(sentences)
+        vectors, head = tuned_outputs(self.tuned, bottom, len(sentences))
         vocabulary = self.vocabulary if self.spec.lexical else None
         data = _net_inputs(clips, vectors, self.spec.context_window, self.spec.layout_features, vocabulary,
                            np.zeros(len(sentences)))

@@ -11,9 +11,16 @@ key-clip net's ``s`` (cookproc.keyclips.neural). Test clips never touch the fine
 vectors and the tuned head's own probabilities of every fold are one Parquet file per seed (rule
 keyclips_finetune; written and read by cookproc.keyclips.tuned_vectors), so the net's settings can
 change without fine-tuning again.
+
+On a GPU a step of these small layers is bound by kernel launches and host work, not arithmetic
+(docs/benchmarks.md, "GPU"): the bottom's states live on the device in one block, each epoch's
+batches travel there once, the loss is read only when progress logs, and AdamW is the fused kernel.
+bf16 autocast (``mixed_precision``) and ``torch.compile`` are options, off by default; on the CPU
+neither applies and a run is bit-identical to the per-step path it replaced (fixed thread count).
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import os
@@ -26,6 +33,7 @@ import torch
 from torch import nn
 
 from cookproc.core.errors import InputError
+from cookproc.core.torch_runtime import is_cuda
 from cookproc.keyclips.folds import split_indices
 from cookproc.keyclips.sentence_encoder import load_pretrained, local_model_dir, mean_pool
 from cookproc.keyclips.tuned_vectors import FoldVectors
@@ -44,6 +52,29 @@ class FinetuneConfig:
     batch_size: int = 32
     max_length: int = 128  # tokens per sentence
     chunk_batches: int = 16  # batches are cut from length-sorted chunks of this many batches
+    # Runtime options (config `torch`, not `finetune`): none or bf16 (autocast, cuda only); torch.compile.
+    mixed_precision: str = "none"
+    compile: bool = False
+
+    def __post_init__(self):
+        if self.mixed_precision not in MIXED_PRECISION:
+            raise ValueError(f"mixed_precision must be one of {sorted(MIXED_PRECISION)}, got {self.mixed_precision!r}")
+
+
+#: torch.autocast dtypes of the ``mixed_precision`` settings (none: float32 throughout).
+MIXED_PRECISION = {"none": None, "bf16": torch.bfloat16}
+
+
+def autocast(device: str | torch.device, mixed_precision: str):
+    """bf16 autocast on a cuda device; nothing for ``none``. The CPU refuses it (autocast there would
+    run slower bf16 CPU kernels and change every number for no gain)."""
+    dtype = MIXED_PRECISION[mixed_precision]
+    if dtype is None:
+        return contextlib.nullcontext()
+    if not is_cuda(device):
+        raise ValueError(f"mixed_precision {mixed_precision} needs a cuda device, got {device} "
+                         "(set torch.mixed_precision: none for CPU runs)")
+    return torch.autocast("cuda", dtype=dtype)
 
 
 class _PassThrough(nn.Module):
@@ -72,28 +103,39 @@ def _pad(states: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     return out, mask
 
 
+def bottom_encoder(model: nn.Module, top: int) -> nn.Module:
+    """A copy of ``model`` without its top ``top`` layers (the frozen part), in eval mode."""
+    layers = _layer_list(model)
+    if not 1 <= top <= len(layers):
+        raise ValueError(f"can fine-tune 1..{len(layers)} layers of this encoder, got {top}")
+    bottom = copy.deepcopy(model)  # only the frozen layers run here
+    bottom.encoder.layer = nn.ModuleList(list(_layer_list(bottom))[:len(layers) - top])
+    return bottom.eval()
+
+
 class FrozenBottom:
     """A BERT-style encoder split at ``len(layers) - top``: the bottom's output for every sentence.
 
     ``states[i]`` holds sentence i's hidden states after the frozen layers (no padding); ``top()``
     returns a fresh trainable copy of the pretrained top layers that maps them to the last layer.
+    The states are also kept on ``device`` as one block (every sentence's rows back to back, then
+    a zero row for padding): a batch is one gather there (:meth:`gather`), not a host-side pad and
+    copy per step.
     """
 
     def __init__(self, model: nn.Module, tokenizer, sentences: Sequence[str], top: int, *, max_length: int = 128,
-                 batch_size: int = 128, device: str = "cpu"):
-        layers = _layer_list(model)
-        if not 1 <= top <= len(layers):
-            raise ValueError(f"can fine-tune 1..{len(layers)} layers of this encoder, got {top}")
+                 batch_size: int = 128, device: str = "cpu", bottom: nn.Module | None = None):
+        """``bottom``: :func:`bottom_encoder` of ``model`` already on ``device`` (a deployed selector keeps
+        one for every call); by default a copy is made and moved here."""
         self.model, self.top_layers, self.hidden_size = model.eval(), top, int(model.config.hidden_size)
         self.tokenizer = tokenizer  # a deployed selector saves it with the model
         self.device = device
         self.lengths = np.zeros(len(sentences), dtype=np.int64)
         self.states: list[torch.Tensor] = [None] * len(sentences)
         order = sorted(range(len(sentences)), key=lambda i: (len(sentences[i]), i))  # little padding
-        cut = len(layers) - top
-        bottom = copy.deepcopy(model)  # only the frozen layers run here
-        bottom.encoder.layer = nn.ModuleList(list(_layer_list(bottom))[:cut])
-        bottom.to(device)
+        if bottom is None:
+            bottom = bottom_encoder(model, top).to(device)
+        cut = len(_layer_list(bottom))
         progress = Progress(f"frozen bottom {cut} layers", -(-len(order) // batch_size), unit="batches", log=log)
         with torch.no_grad():
             for start in range(0, len(order), batch_size):
@@ -106,6 +148,21 @@ class FrozenBottom:
                     self.states[i] = hidden[row, :n].clone()
                     self.lengths[i] = n
                 progress.step()
+        self._to_device()
+
+    def _to_device(self) -> None:
+        """``flat``: the states back to back plus a final zero row (padding), on the device, with each
+        sentence's offset and length there too; ``states[i]`` become views of it on the CPU."""
+        width = self.hidden_size if not self.states or self.states[0] is None else self.states[0].shape[1]
+        flat = torch.cat([s for s in self.states] + [torch.zeros(1, width)]) if self.states else torch.zeros(1, width)
+        offsets = np.zeros(len(self.states), dtype=np.int64)
+        offsets[1:] = np.cumsum(self.lengths)[:-1]
+        self.states = [flat[o:o + n] for o, n in zip(offsets.tolist(), self.lengths.tolist())]
+        self.flat = flat.to(self.device)
+        self.pad_row = flat.shape[0] - 1
+        self.offsets = torch.from_numpy(offsets).to(self.device)
+        self.lengths_on_device = torch.from_numpy(self.lengths).to(self.device)
+        self.positions = torch.arange(max(1, int(self.lengths.max(initial=1))), device=self.device)
 
     def top(self) -> nn.Module:
         """A trainable copy of the top layers, called as ``top(inputs_embeds=states, attention_mask=mask)``."""
@@ -120,8 +177,17 @@ class FrozenBottom:
 
     def batch(self, idx: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
         """Padded states and mask of sentences ``idx``, on the bottom's device."""
-        states, mask = _pad([self.states[i] for i in idx])
-        return states.to(self.device), mask.to(self.device)
+        idx = np.asarray(idx, dtype=np.int64)
+        return self.gather(torch.from_numpy(idx).to(self.device), int(self.lengths[idx].max()))
+
+    def gather(self, idx: torch.Tensor, width: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`batch` of sentence indices already on the device; ``width``: their longest length
+        (known on the host, so that nothing waits for the device). The same values as padding each
+        sentence's states on the host (:func:`_pad`): rows copied, zeros after each sentence's end."""
+        positions = self.positions[:width]
+        mask = positions[None, :] < self.lengths_on_device[idx][:, None]
+        rows = torch.where(mask, self.offsets[idx][:, None] + positions[None, :], self.pad_row)
+        return self.flat[rows], mask.long()
 
 
 def load_bottom(path: str | os.PathLike | None, sentences: Sequence[str], top: int, *, max_length: int = 128,
@@ -167,18 +233,23 @@ class TunedTop(nn.Module):
 
 
 @torch.no_grad()
-def _run(net: TunedTop, bottom: FrozenBottom, idx: np.ndarray, fn: str, batch_size: int = 256) -> torch.Tensor:
-    """``net.embed`` or ``net.forward`` (``fn``) for clips ``idx``, batched in length order, rows in ``idx`` order."""
+def _run(net: TunedTop, bottom: FrozenBottom, idx: np.ndarray, fn: str, batch_size: int = 256,
+         mixed_precision: str = "none") -> torch.Tensor:
+    """``net.embed`` or ``net.forward`` (``fn``) for clips ``idx``, batched in length order, rows in ``idx``
+    order (float32, on the CPU)."""
     net.eval()
     by_length = np.argsort(bottom.lengths[idx], kind="stable")
     order = idx[by_length]
+    order_on_device = torch.from_numpy(order).to(bottom.device)  # one copy for every batch
     out = []
     # A pass over every clip takes minutes on CPUs: a sign of life between the training batches.
     progress = Progress(f"{'scoring' if fn == 'forward' else 'embedding'} {len(idx)} clips",
                         -(-len(order) // batch_size), unit="batches", log=log)
     for start in range(0, len(order), batch_size):
-        states, mask = bottom.batch(order[start:start + batch_size])
-        out.append(getattr(net, fn)(states, mask))
+        stop = min(start + batch_size, len(order))
+        states, mask = bottom.gather(order_on_device[start:stop], int(bottom.lengths[order[stop - 1]]))
+        with autocast(bottom.device, mixed_precision):
+            out.append(getattr(net, fn)(states, mask).float())
         progress.step()
     back = np.empty(len(idx), dtype=np.int64)
     back[by_length] = np.arange(len(idx))
@@ -200,13 +271,14 @@ def finetune_sentence_vectors(bottom: FrozenBottom, labels: np.ndarray, train_id
     (default: a progress of its own).
     """
     net, info = train_top(bottom, labels, train_idx, val_idx, cfg, seed, progress)
-    vectors, head = tuned_outputs(net, bottom, len(labels))
+    vectors, head = tuned_outputs(net, bottom, len(labels), cfg.mixed_precision)
     return vectors, head, info
 
 
-def tuned_outputs(net: TunedTop, bottom: FrozenBottom, n: int) -> tuple[np.ndarray, np.ndarray]:
+def tuned_outputs(net: TunedTop, bottom: FrozenBottom, n: int, mixed_precision: str = "none"
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Tuned sentence vectors (float32) and head probabilities (float64) of clips 0..n-1."""
-    embedded = _run(net, bottom, np.arange(n), "embed")  # one pass: the head reads these vectors
+    embedded = _run(net, bottom, np.arange(n), "embed", mixed_precision=mixed_precision)  # the head reads these
     with torch.no_grad():
         head = torch.sigmoid(net.head(embedded.to(bottom.device)).squeeze(-1)).cpu().double().numpy()
     return embedded.numpy().astype(np.float32), head
@@ -222,29 +294,42 @@ def train_top(bottom: FrozenBottom, labels: np.ndarray, train_idx: np.ndarray, v
         raise ValueError(f"need training and validation clips, got {len(train_idx)} / {len(val_idx)}")
     torch.manual_seed(seed)  # dropout inside the HF layers draws from the global generator
     gen = torch.Generator().manual_seed(seed)
-    net = TunedTop(bottom.top(), bottom.hidden_size).to(bottom.device)
+    device = bottom.device
+    net = TunedTop(bottom.top(), bottom.hidden_size).to(device)
+    # The fused kernel: one launch for every parameter's update on a GPU. The CPU keeps the default
+    # implementation, so that CPU results stay those of every earlier run.
     opt = torch.optim.AdamW([{"params": net.top.parameters(), "lr": cfg.lr},
-                             {"params": net.head.parameters(), "lr": cfg.head_lr}], weight_decay=cfg.weight_decay)
+                             {"params": net.head.parameters(), "lr": cfg.head_lr}], weight_decay=cfg.weight_decay,
+                            **({"fused": True} if is_cuda(device) else {}))
     steps = training_batches(len(train_idx), cfg)
     progress = progress or Progress("fine-tuning", steps, unit="batches", log=log)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, [lambda s: max(0.0, 1.0 - s / steps), lambda s: 1.0])
     loss_fn = nn.BCEWithLogitsLoss()
     y = torch.from_numpy(np.asarray(labels, dtype=np.float32))  # on the CPU, as the scores _run returns
+    y_on_device = y.to(device)
     val_y = y[torch.from_numpy(np.asarray(val_idx))]
+    forward = torch.compile(net, dynamic=True) if cfg.compile else net  # shares net's parameters
     best_loss, best_state, best_epoch, history = float("inf"), None, -1, []
     for epoch in range(cfg.epochs):
         net.train()
-        epoch_loss, batches = 0.0, 0  # the loss summed on the device: read only when progress logs
-        for b in length_batches(np.asarray(train_idx), bottom.lengths, cfg.batch_size, cfg.chunk_batches, gen):
-            states, mask = bottom.batch(b)
+        batches = length_batches(np.asarray(train_idx), bottom.lengths, cfg.batch_size, cfg.chunk_batches, gen)
+        # The epoch's batches go to the device in one copy; each step slices it.
+        epoch_idx = torch.from_numpy(np.concatenate(batches)).to(device)
+        epoch_loss, start = 0.0, 0  # the loss summed on the device: read only when progress logs
+        for step, b in enumerate(batches, start=1):
+            idx = epoch_idx[start:start + len(b)]
+            start += len(b)
+            states, mask = bottom.gather(idx, int(bottom.lengths[b].max()))
             opt.zero_grad()
-            loss = loss_fn(net(states, mask), y[torch.from_numpy(b)].to(bottom.device))
+            with autocast(device, cfg.mixed_precision):
+                loss = loss_fn(forward(states, mask).float(), y_on_device[idx])
             loss.backward()
             opt.step()
             sched.step()
-            epoch_loss, batches = epoch_loss + loss.detach(), batches + 1
-            progress.step(epoch=f"{epoch + 1}/{cfg.epochs}", loss=lambda: float(epoch_loss) / batches)
-        val_loss = float(loss_fn(_run(net, bottom, np.asarray(val_idx), "forward"), val_y))
+            epoch_loss = epoch_loss + loss.detach()
+            progress.step(epoch=f"{epoch + 1}/{cfg.epochs}", loss=lambda: float(epoch_loss) / step)
+        val_loss = float(loss_fn(_run(net, bottom, np.asarray(val_idx), "forward",
+                                      mixed_precision=cfg.mixed_precision), val_y))
         history.append(round(val_loss, 5))
         if val_loss < best_loss:
             best_loss, best_epoch = val_loss, epoch
