@@ -191,7 +191,7 @@ def test_the_library_never_imports_snakemake():
     ({"keyclips": {"folds": {"k": "abc"}}},
      "config key keyclips.folds.k: expected integer, got the string 'abc'"),
     ({"tables": {"tuple_sytems": []}}, "config key tables.tuple_sytems: unknown key; the known keys here are bootstrap, "
-                                      "figure3_top, keyclip_systems, masked, predicted_keyclips, tuple_systems, "
+                                      "figure3_top, keyclip_systems, masked, predicted_keyclips, significance, tuple_systems, "
                                       "user_systems_dir"),
     ({"keyclips": [1]}, "config key keyclips: [1] is not of type 'object'"),
     ({"supervised": {"keyclips": {"encoder": {"finetune": {"layres": 2}}}}},
