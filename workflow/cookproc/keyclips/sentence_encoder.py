@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from cookproc import encoders
+from cookproc.core import provenance
 from cookproc.core.errors import InputError
 from cookproc.core.logs import Progress
 
@@ -50,6 +51,7 @@ def local_model_dir(path: str | os.PathLike | None) -> Path:
     path = encoders.resolve(str(path)) if path else default_encoder_path()
     if not path.is_dir():
         raise InputError(path, "expected a local Hugging Face model directory (config.json, weights, tokenizer)")
+    provenance.record_encoder(path)
     return path
 
 

@@ -14,6 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
+from cookproc.core import provenance
 from cookproc.core.logs import Progress
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ class WordEncoder:
         from transformers import AutoModel, AutoTokenizer
 
         path = resolve_encoder(name_or_path)
+        provenance.record_encoder(path)
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         if not self.tokenizer.is_fast:
             raise ValueError(f"encoder {path}: a fast tokenizer (tokenizer.json) is needed for word alignment")
