@@ -177,6 +177,8 @@ def inspect_file(path: str | os.PathLike, *, config_path: str | os.PathLike | No
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "no such file" if not path.exists() else "not a file")
+    if path.suffix != ".parquet":
+        raise InputError(path, "not a Parquet file (.parquet): only those carry provenance")
     root = workflow_root(path)
     report: dict[str, Any] = {"file": str(path), "workflow_dir": str(root)}
     table, damage = read_verified(path)
