@@ -142,14 +142,24 @@ def test_inspect_names_a_changed_input_and_changed_code(run_dir):
     path = job_write(run_dir)
     Path("data/families.tsv").write_text("recipe\tfamily\npizza\tbaked\n", encoding="utf-8")
     assert inspection.inspect_file(path)["reasons"] == ["input data/families.tsv changed"]
-    # A file recorded from this checkout's script: its code is current until a module it imports differs.
+    # A file recorded from this checkout's script: its code is current while its fingerprint is.
+    import hashlib
+
+    from cookproc.core.fingerprint import code_fingerprint
+
     record = stored(path)
     record["script"] = "workflow/scripts/keyclips_folds.py"
-    record["code_files"] = {rel: d[:16] for rel, d in __import__("cookproc.core.fingerprint", fromlist=["x"]).file_digests(
-        REPO / record["script"], REPO / "workflow" / "cookproc", REPO).items()}
+    record["code"] = code_fingerprint(REPO / record["script"], REPO / "workflow" / "cookproc", REPO)
+    module = "workflow/cookproc/keyclips/folds.py"
+    record["code_files"] = {rel: hashlib.sha256((REPO / rel).read_bytes()).hexdigest()[:16]
+                            for rel in (record["script"], module)}
     assert inspection.code_changes(record) == []
-    record["code_files"]["workflow/cookproc/keyclips/folds.py"] = "0" * 16
-    assert inspection.code_changes(record) == ["code changed: workflow/cookproc/keyclips/folds.py"]
+    # Recorded by other code: the modules whose content differs are named.
+    record["code"] = "0" * 32
+    record["code_files"][module] = "0" * 16
+    assert inspection.code_changes(record) == [f"code changed: {module}"]
+    record["code_files"][module] = hashlib.sha256((REPO / module).read_bytes()).hexdigest()[:16]
+    assert inspection.code_changes(record)[0].startswith("code changed: a module workflow/scripts/keyclips_folds.py")
 
 
 def test_a_damaged_file_is_reported_damaged_without_a_traceback_and_left_in_place(run_dir, capsys):

@@ -128,8 +128,12 @@ def _config_changes(key: str, then: Any, now: Any) -> list[str]:
 
 
 def code_changes(record: dict) -> list[str]:
-    """What changed in the code the file's rule ran, in this checkout (empty: nothing)."""
-    from cookproc.core.fingerprint import file_digests
+    """What changed in the code the file's rule ran, in this checkout (empty: nothing): its code
+    fingerprint is computed again (what decides reruns); when it differs, the files the job loaded
+    whose content differs are named."""
+    import hashlib
+
+    from cookproc.core.fingerprint import code_fingerprint
 
     script = record.get("script")
     if not script:
@@ -137,13 +141,17 @@ def code_changes(record: dict) -> list[str]:
     checkout = provenance.CHECKOUT
     if not (checkout / script).is_file():
         return [f"code: its script {script} is no longer in this checkout"]
-    now = {rel: digest[:16] for rel, digest in
-           file_digests(checkout / script, checkout / "workflow" / "cookproc", checkout).items()}
-    then = record.get("code_files") or {}
-    changes = [f"code changed: {rel}" for rel in sorted(set(now) & set(then)) if now[rel] != then[rel]]
-    changes += [f"code changed: {rel} is now imported" for rel in sorted(set(now) - set(then))]
-    changes += [f"code changed: {rel} is no longer imported" for rel in sorted(set(then) - set(now))]
-    return changes
+    now = code_fingerprint(checkout / script, checkout / "workflow" / "cookproc", checkout)
+    if now == record.get("code"):
+        return []
+    changed = []
+    for rel, digest in sorted((record.get("code_files") or {}).items()):
+        path = checkout / rel
+        if not path.is_file():
+            changed.append(f"code changed: {rel} is gone")
+        elif hashlib.sha256(path.read_bytes()).hexdigest()[:16] != digest:
+            changed.append(f"code changed: {rel}")
+    return changed or [f"code changed: a module {script} can import (code fingerprint {record.get('code')} -> {now})"]
 
 
 def freshness(record: dict | None, root: Path, config: dict | None) -> dict[str, Any]:

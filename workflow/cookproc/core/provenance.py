@@ -7,8 +7,9 @@ the job's ``snakemake`` object (duck-typed: this library never imports snakemake
 
 - ``rule``, ``wildcards``, ``script`` (repository-relative) and ``code``, the rule's code
   fingerprint (its ``code`` param, :mod:`cookproc.core.fingerprint`), with ``code_files``, the
-  digest of each file that fingerprint covers, so that a stale file can name the changed module;
-- ``commit``: the last commit that changed one of those code files (not HEAD; see below) and
+  SHA-256 (16 hex digits) of the script and of each cookproc module the job loaded, so that a
+  stale file can name the changed module;
+- ``commit``: the last commit that changed one of those files (not HEAD; see below) and
   ``commit_dirty``, whether they differ from it; both null outside a git checkout;
 - ``params``: the rule's params (``code`` excepted) and ``params_hash``; ``config``: the config
   keys those params come from, ``{dotted key: value}``, found by value and name in the job's config
@@ -294,17 +295,27 @@ def _software(in_job: bool = True) -> dict[str, Any]:
     return versions
 
 
+def _loaded_code_files(script: Path, repo: Path) -> list[Path]:
+    """The script and the cookproc modules this process has loaded from ``repo``. (Not the code
+    fingerprint's own list: importing cookproc.core.fingerprint here would make every rule's
+    fingerprint cover it, so that an edit to the fingerprinting would rerun everything.)"""
+    library = (repo / "workflow" / "cookproc").resolve()
+    files = {script}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and path.endswith(".py") and Path(path).resolve().is_relative_to(library):
+            files.add(Path(path).resolve())
+    return sorted(files)
+
+
 def _job_code(job: dict) -> dict[str, Any]:
     script = job["_script"]
     if script is None:
         return {"script": None, "code_files": {}, "commit": None, "commit_dirty": None}
-    from cookproc.core.fingerprint import file_digests
-
     repo = script.parents[2]
-    files = file_digests(script, repo / "workflow" / "cookproc", repo)
+    files = {path.relative_to(repo).as_posix(): _sha256_file(path)[:16] for path in _loaded_code_files(script, repo)}
     commit, dirty = code_commit(repo, sorted(files))
-    return {"script": script.relative_to(repo).as_posix(),
-            "code_files": {rel: digest[:16] for rel, digest in sorted(files.items())},
+    return {"script": script.relative_to(repo).as_posix(), "code_files": dict(sorted(files.items())),
             "commit": commit, "commit_dirty": dirty}
 
 
