@@ -286,6 +286,7 @@ def check_provenance_against_snakemake(workdir: str | Path) -> dict[str, str]:
     wrote it (``.snakemake/metadata``): same rule, same inputs, Snakemake's params among those the file
     records (its code fingerprint included), and input digests that agree with Snakemake's checksums
     and with the inputs as they are. Returns {file checked (relative path): its rule}."""
+    import ast
     import hashlib
     import os
 
@@ -311,8 +312,10 @@ def check_provenance_against_snakemake(workdir: str | Path) -> dict[str, str]:
         assert job is not None, f"{rel}: Snakemake has no record of it"
         assert record["rule"] == job["rule"], rel
         assert sorted(normalized(e["path"]) for e in record["inputs"]) == sorted(normalized(p) for p in job["input"]), rel
-        recorded_params = {repr(record["code"])} | {repr(v) for v in record["params"].values()}
-        assert set(job["params"]) <= recorded_params, (rel, set(job["params"]) - recorded_params)
+        # Snakemake records each param's repr; the file, JSON values (keys sorted).
+        recorded_params = {provenance.compact(record["code"])} | {provenance.compact(v) for v in record["params"].values()}
+        snakemake_params = {provenance.compact(provenance.plain(ast.literal_eval(p))) for p in job["params"]}
+        assert snakemake_params <= recorded_params, (rel, snakemake_params - recorded_params)
         assert repr(record["code"]) in job["params"], rel
         checksums = {normalized(p): c for p, c in (job.get("input_checksums") or {}).items()}
         for entry in record["inputs"]:

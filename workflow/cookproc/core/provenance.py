@@ -14,7 +14,8 @@ the job's ``snakemake`` object (duck-typed: this library never imports snakemake
 - ``params``: the rule's params (``code`` excepted) and ``params_hash``; ``config``: the config
   keys those params come from, ``{dotted key: value}``, found by value and name in the job's config
   (:func:`config_keys`), and ``config_hash``; ``untraced_params``: params that are no config value
-  as such (derived, e.g. a URL built from two keys), which :mod:`cookproc.inspect` cannot check;
+  as such (set in the rule file, or built from several keys), which :mod:`cookproc.inspection`
+  cannot check;
 - ``inputs``: each input's name, path and digest (:func:`file_digest`);
 - ``software``: Python and the versions of the packages the job imported that shape results, and
   the encoders it loaded (name and a digest of their weights).
@@ -147,15 +148,16 @@ def _shared_prefix(a: str, b: str) -> int:
     return n
 
 
-def config_keys(params: Mapping[str, Any], config: Mapping) -> tuple[dict[str, Any], list[str]]:
+def config_keys(params: Mapping[str, Any], config: Mapping, rule: str | None = None
+                ) -> tuple[dict[str, Any], list[str]]:
     """The config keys a rule's params come from: ``({dotted key: value}, untraced param names)``.
 
     A param is traced to the config node that has its value and its name as the last key
     (``epochs=KC_NEURAL["epochs"]`` -> ``keyclips.neural.epochs``); a dict or list param with no
     such name, to the one node with its value. A dict found nowhere as a whole is traced key by key
-    (a selection of a section's keys). When several keys fit, the one closest to the rule's other
-    keys wins (``device`` of a keyclips rule -> ``keyclips.device``); a tie, or no fit, leaves the
-    param untraced."""
+    (a selection of a section's keys). When several keys fit, the one closest to the rule's keys
+    traced so far wins, then the one in the section the rule is named after (``device`` of rule
+    ``keyclips_finetune`` -> ``keyclips.device``); a tie, or no fit, leaves the param untraced."""
     nodes = _config_nodes(config)
     by_value: dict[str, list[str]] = {}
     for path, value in nodes.items():
@@ -180,14 +182,22 @@ def config_keys(params: Mapping[str, Any], config: Mapping) -> tuple[dict[str, A
 
     for name, value in params.items():
         trace(name, plain(value), name)
-    for label, value, fits in ambiguous:
-        closeness = {fit: max((_shared_prefix(fit, other) for other in traced), default=0) for fit in fits}
-        best = max(closeness.values())
-        winners = [fit for fit in fits if closeness[fit] == best]
-        if best > 0 and len(winners) == 1:
-            traced[winners[0]] = value
-        else:
-            untraced.append(label)
+    stage = (rule or "").split("_", 1)[0]
+    while ambiguous:
+        left = []
+        for label, value, fits in ambiguous:
+            closeness = {fit: (max((_shared_prefix(fit, other) for other in traced), default=0),
+                               int(fit.split(".", 1)[0] == stage)) for fit in fits}
+            best = max(closeness.values())
+            winners = [fit for fit in fits if closeness[fit] == best]
+            if best > (0, 0) and len(winners) == 1:
+                traced[winners[0]] = value
+            else:
+                left.append((label, value, fits))
+        if len(left) == len(ambiguous):
+            untraced += [label for label, _, _ in left]
+            break
+        ambiguous = left
     return dict(sorted(traced.items())), sorted(untraced)
 
 
@@ -245,7 +255,7 @@ def start_job(smk) -> None:
     code = named_params.pop("code", None)
     params_json = plain(named_params)
     config = getattr(smk, "config", None) or {}
-    traced, untraced = config_keys(params_json, config)
+    traced, untraced = config_keys(params_json, config, getattr(smk, "rule", None))
     wildcards = getattr(smk, "wildcards", None)
     _job = {
         "rule": getattr(smk, "rule", None),
@@ -280,7 +290,9 @@ def record_encoder(path: str | os.PathLike) -> None:
             break
     else:
         revision = None
-    _encoders[path.name] = {"name": path.name, "revision": revision}
+    # A packaged model's folder is often just `model`: its package names it.
+    name = f"{path.parent.name}/{path.name}" if path.name in ("model", "encoder") else path.name
+    _encoders[name] = {"name": name, "revision": revision}
 
 
 def _software(in_job: bool = True) -> dict[str, Any]:
