@@ -189,15 +189,17 @@ use rule keyclips_neural_full as keyclips_neural_text with:
 rule keyclips_neural:
     "The neural selector's first seed as the system of Table 4."
     input:
-        f"results/keyclips/seeds/neural-{{variant}}.seed{KC_NEURAL['seeds'][0]}.parquet",
+        keyclips=f"results/keyclips/seeds/neural-{{variant}}.seed{KC_NEURAL['seeds'][0]}.parquet",
     output:
-        "results/keyclips/neural-{variant}.parquet",
+        keyclips="results/keyclips/neural-{variant}.parquet",
+    params:
+        code=code_fingerprint("keyclips_first_seed"),
     log:
         "logs/keyclips/keyclips_neural/neural-{variant}.log",
     conda:
         "../envs/cpu.yaml"
-    shell:
-        "cp {input} {output} 2> {log}"
+    script:
+        "../workflow/scripts/keyclips_first_seed.py"
 
 
 rule keyclips_tfidf:

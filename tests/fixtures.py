@@ -279,3 +279,53 @@ def run_snakemake(workdir: str | Path, *args: str, check: bool = True, timeout: 
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
     return proc
+
+
+def check_provenance_against_snakemake(workdir: str | Path) -> dict[str, str]:
+    """Check every Parquet file under ``workdir/results`` against Snakemake's record of the job that
+    wrote it (``.snakemake/metadata``): same rule, same inputs, Snakemake's params among those the file
+    records (its code fingerprint included), and input digests that agree with Snakemake's checksums
+    and with the inputs as they are. Returns {file checked (relative path): its rule}."""
+    import ast
+    import hashlib
+    import os
+
+    import pyarrow.parquet as pq
+
+    from cookproc.core import provenance
+    from cookproc.inspection import snakemake_record
+
+    workdir = Path(workdir)
+
+    def normalized(path: str) -> str:
+        return os.path.normpath(os.path.relpath(path, workdir) if os.path.isabs(path) else path)
+
+    checked = {}
+    for path in sorted((workdir / "results").rglob("*.parquet")):
+        rel = path.relative_to(workdir).as_posix()
+        record = provenance.stored_provenance(pq.read_metadata(path).metadata)
+        assert record is not None and record["rule"], f"{rel}: no provenance of a job"
+        # A file inside a directory output (a model folder) is recorded under the directory.
+        job, owner = None, Path(rel)
+        while job is None and owner != Path("."):
+            job, owner = snakemake_record(workdir, owner.as_posix()), owner.parent
+        assert job is not None, f"{rel}: Snakemake has no record of it"
+        assert record["rule"] == job["rule"], rel
+        assert sorted(normalized(e["path"]) for e in record["inputs"]) == sorted(normalized(p) for p in job["input"]), rel
+        # Snakemake records each param's repr; the file, JSON values (keys sorted).
+        recorded_params = {provenance.compact(record["code"])} | {provenance.compact(v) for v in record["params"].values()}
+        snakemake_params = {provenance.compact(provenance.plain(ast.literal_eval(p))) for p in job["params"]}
+        assert snakemake_params <= recorded_params, (rel, snakemake_params - recorded_params)
+        assert repr(record["code"]) in job["params"], rel
+        checksums = {normalized(p): c for p, c in (job.get("input_checksums") or {}).items()}
+        for entry in record["inputs"]:
+            full = workdir / normalized(entry["path"])
+            assert provenance.file_digest(full) == entry["digest"], (rel, entry["path"])
+            snakemake_sum = checksums.get(normalized(entry["path"]))
+            if snakemake_sum is not None:
+                content = "sha256:" + hashlib.sha256(full.read_bytes()).hexdigest()
+                assert snakemake_sum.removeprefix("sha256:") == content.removeprefix("sha256:"), (rel, entry["path"])
+                if not entry["digest"].startswith("columns:"):
+                    assert entry["digest"] == content, (rel, entry["path"])
+        checked[rel] = record["rule"]
+    return checked

@@ -10,7 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from cookproc.metrics import score_keyclips
-from fixtures import UPSTREAM_SYSTEMS_ONLY, VIDEOS, deep_merge, make_workdir, n_clips, run_snakemake
+from fixtures import (UPSTREAM_SYSTEMS_ONLY, VIDEOS, check_provenance_against_snakemake, deep_merge, make_workdir,
+                      n_clips, run_snakemake)
 
 pytestmark = pytest.mark.slow
 TARGETS = ("results/table2.csv", "results/table4.csv", "results/table5.csv", "results/significance.csv")
@@ -172,6 +173,37 @@ def test_outputs_are_byte_identical_across_hash_seeds(finished_run, tmp_path):
     assert len(outputs) >= 12
     for rel in outputs:
         assert (workdir / "results" / rel).read_bytes() == (finished_run / "results" / rel).read_bytes(), rel
+
+
+def test_every_parquet_carries_the_provenance_snakemake_recorded(finished_run):
+    checked = check_provenance_against_snakemake(finished_run)
+    assert "results/dataset/clips.parquet" in checked and "results/scores/table5_clips.parquet" in checked
+
+
+def test_inspect_a_fixture_file_current_then_stale_after_a_config_change(finished_run, tmp_path):
+    import subprocess
+    import sys
+
+    import yaml
+
+    target = finished_run / "results/scores/table5_clips.parquet"
+    command = [sys.executable, "-m", "cookproc.cli", "inspect", str(target)]
+    proc = subprocess.run(command, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "rule       table5" in proc.stdout and "status     current" in proc.stdout
+    config = yaml.safe_load((finished_run / "config.yaml").read_text(encoding="utf-8"))
+    config["tables"]["masked"] = not config["tables"]["masked"]
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    proc = subprocess.run(command + ["--config", str(changed), "--json"], capture_output=True, text=True)
+    report = json.loads(proc.stdout)
+    was = json.dumps(not config["tables"]["masked"])
+    assert report["status"] == "stale"
+    assert report["reasons"] == [f"config key tables.masked changed {was} -> {json.dumps(config['tables']['masked'])}"]
+    proc = subprocess.run(command[:-1] + ["--lineage", str(target)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "results/dataset/clips.parquet  [rule clips]" in proc.stdout
+    assert "youcook2/reviewed_0812.csv  [source file (no rule)]" in proc.stdout
 
 
 def test_bad_user_system_fails_cleanly(tmp_path, tiny_upstream):

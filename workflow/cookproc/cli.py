@@ -3,13 +3,15 @@
     cookproc extract talk.vtt [--video talk.mp4] [--format md|json] [--output PATH]
                               [--keyclips results/models/keyclips-neural-text | none] [--model NAME]
                               [--tuples results/models/tuples-supervised-text | none]
+    cookproc inspect FILE.parquet [--lineage] [--json] [--config config.yaml]
 
-It runs the library code of rule user_procedures (:func:`cookproc.procedures.extract_procedure`)
+``extract`` runs the library code of rule user_procedures (:func:`cookproc.procedures.extract_procedure`)
 with the same settings: the defaults of the config's ``user`` section, or the settings of a
 workflow config (``--config config.yaml``), options overriding single keys. Relative paths of a
 config are read from the config's folder (the defaults' from this checkout's folder, where the
 workflow runs). The document goes to stdout, or atomically to ``--output``. Bad input stops with
-the file, line and cue named and exit status 1, without a traceback.
+the file, line and cue named and exit status 1, without a traceback. ``inspect`` shows what a
+Parquet file of the workflow holds, its provenance and whether it is current (cookproc.inspection).
 """
 from __future__ import annotations
 
@@ -86,6 +88,9 @@ def parser() -> argparse.ArgumentParser:
     extract.add_argument("--config", metavar="YAML", help="take the settings from this workflow config")
     extract.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="progress bar on stderr (default: when stderr is a terminal)")
+    from cookproc.inspection import add_parser as add_inspect
+
+    add_inspect(commands)
     return top
 
 
@@ -157,6 +162,10 @@ def extract(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "inspect":
+        from cookproc.inspection import run
+
+        return run(args)
     from cookproc.procedures import DocumentError
 
     try:

@@ -11,6 +11,8 @@ import time
 import traceback
 from typing import Callable, Iterable, Iterator, TypeVar
 
+from cookproc.core import provenance
+
 # The nltk_data folder cookproc.wordnet reads WordNet from. In a job it is the rule's `wordnet`
 # input (rules/resources.smk), or empty when the rule declares none, so that WordNet is never
 # read from an environment's own install (the .venv's nltk_data, say) that a conda job lacks.
@@ -20,11 +22,16 @@ NLTK_DATA_ENV = "COOKPROC_NLTK_DATA"
 @contextlib.contextmanager
 def script_logging(smk):
     """Send stderr and ``logging`` to ``smk.log[0]``; log the traceback of a failure, then re-raise.
-    Also points cookproc.wordnet at the rule's ``wordnet`` input (none: WordNet raises)."""
+    Also points cookproc.wordnet at the rule's ``wordnet`` input (none: WordNet raises), and sets
+    the job's provenance, which every Parquet file it writes carries (cookproc.core.provenance)."""
     os.environ[NLTK_DATA_ENV] = str(smk.input.wordnet) if "wordnet" in smk.input.keys() else ""
     log_path = smk.log[0] if len(smk.log) else None
     if log_path is None:
-        yield logging.getLogger("cookproc")
+        provenance.start_job(smk)
+        try:
+            yield logging.getLogger("cookproc")
+        finally:
+            provenance.end_job()
         return
     with open(log_path, "w", encoding="utf-8", buffering=1) as handle:
         old_stderr = sys.stderr
@@ -35,11 +42,14 @@ def script_logging(smk):
         root.addHandler(handler)
         root.setLevel(logging.INFO)
         try:
+            # Every Parquet file the job writes carries its provenance (the start time goes to this log).
+            provenance.start_job(smk)
             yield logging.getLogger(f"cookproc.{smk.rule}")
         except BaseException:
             traceback.print_exc(file=handle)
             raise
         finally:
+            provenance.end_job()
             root.removeHandler(handler)
             sys.stderr = old_stderr
 

@@ -20,7 +20,7 @@ from typing import Iterable, Iterator, Mapping, NoReturn, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cookproc.core import integrity
+from cookproc.core import integrity, provenance
 from cookproc.core.errors import InputError, IntermediateError
 
 STRING_LIST = pa.list_(pa.string())
@@ -212,12 +212,13 @@ def sort_by_key(table: pa.Table, keys: Sequence[str]) -> pa.Table:
 def write_parquet(table: pa.Table, path: str | os.PathLike, schema: pa.Schema, *,
                   sort_keys: Sequence[str] | None = None) -> None:
     """Validate ``table`` against ``schema`` and write it atomically and deterministically, with
-    page checksums and column digests (see :func:`read_table`)."""
+    page checksums and column digests (see :func:`read_table`), and the provenance of the job
+    writing it (:mod:`cookproc.core.provenance`)."""
     path = Path(path)
     table = conform(table, schema, what=str(path))
     if sort_keys:
         table = sort_by_key(table, sort_keys)
-    table = table.replace_schema_metadata(integrity.digest_metadata(table))
+    table = table.replace_schema_metadata({**integrity.digest_metadata(table), **provenance.metadata_entry()})
     with atomic_output(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", write_statistics=True,
                        use_dictionary=True, store_schema=True, write_page_checksum=True)
@@ -264,7 +265,8 @@ def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None, requir
         raise integrity.Damage(" ".join(str(exc).split())[:300] or type(exc).__name__) from None
     if missing:
         raise InputError(path, f"has no column(s) {missing}; its columns are {names}")
-    metadata = {k: v for k, v in (table.schema.metadata or {}).items() if k != integrity.DIGESTS_KEY}
+    metadata = {k: v for k, v in (table.schema.metadata or {}).items()
+                if k not in (integrity.DIGESTS_KEY, provenance.PROVENANCE_KEY)}
     return table.replace_schema_metadata(metadata or None)
 
 
@@ -360,3 +362,71 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write a text file through a temporary file and a rename."""
     with atomic_output(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
         handle.write(text)
+
+
+#: The data contracts above by name, and what each of their columns means (``cookproc inspect``
+#: shows these; a new contract adds its entry here).
+CONTRACTS = {"CLIPS": CLIPS, "KEYCLIPS": KEYCLIPS, "TUPLES": TUPLES, "TSM_SEGMENTS": TSM_SEGMENTS,
+             "ALIGNED_SEGMENTS": ALIGNED_SEGMENTS, "TABLE4": TABLE4, "TABLE5": TABLE5, "CLIP_SCORES": CLIP_SCORES}
+_CLIP = {"video_id": "YouTube id of the benchmark video",
+         "clip_idx": "0-based index of the clip (transcript sentence) within its video"}
+_SCORES = {"precision": "precision in percent", "recall": "recall in percent", "f1": "F1 in percent",
+           "n_clips": "clips scored"}
+_TABLE5_BLOCK = {"system": "tuple system scored",
+                 "keyclips": "key-clip source: 'oracle' (gold key clips) or a key-clip system",
+                 "counting": "which clips count: oracle, predicted, or predicted-masked",
+                 "field": "what is scored: verbs or arguments",
+                 "mode": "matching: exact, fuzzy or partial"}
+COLUMN_DESCRIPTIONS: dict[str, dict[str, str]] = {
+    "CLIPS": {**_CLIP,
+              "recipe": "recipe (dish) of the video",
+              "start_s": "clip start in the video, seconds",
+              "end_s": "next clip's start; for the last clip the video's end when known, else null",
+              "sentence": "the transcript sentence",
+              "is_key": "gold: the clip is a key step",
+              "gold_verbs": "gold verbs of the key step",
+              "gold_args": "gold arguments, every role concatenated in upstream's order",
+              **{f"gold_{role}": f"gold arguments of role {role}" for role in GOLD_ARG_ROLES},
+              "key_steps": "upstream's free-text key-step cell",
+              "source_line": "1-based line of the source CSV record"},
+    "KEYCLIPS": {"system": "key-clip system", **_CLIP,
+                 "is_key": "the system's decision: the clip is a key step",
+                 "score": "the model's probability or score (null for rule-based systems)",
+                 "fold": "cross-validation fold that scored the clip (null when not cross-validated)"},
+    "TUPLES": {"system": "tuple system", **_CLIP,
+               "verbs": "verbs the system extracts from the clip (its order, duplicates kept)",
+               "args": "arguments the system extracts from the clip (its order, duplicates kept)"},
+    "TSM_SEGMENTS": {"video_id": _CLIP["video_id"],
+                     "segment_idx": "1-based index of the 5-second segment, in time order",
+                     "start_s": "segment start, seconds", "end_s": "segment end, seconds",
+                     "rank": "1 = top-1 verb and top-1 noun, 2 = second of each, ...",
+                     "verb_class": "EPIC-Kitchens verb class id", "verb_key": "EPIC-Kitchens verb",
+                     "verb_score": "softmax probability of the verb (null when imported)",
+                     "noun_class": "EPIC-Kitchens noun class id", "noun_key": "EPIC-Kitchens noun",
+                     "noun_score": "softmax probability of the noun (null when imported)"},
+    "TABLE4": {"system": "key-clip system", **_SCORES, "accuracy": "accuracy in percent"},
+    "TABLE5": {**_TABLE5_BLOCK, **_SCORES},
+    "CLIP_SCORES": {**_TABLE5_BLOCK, **_CLIP, "precision": "the clip's precision, a fraction",
+                    "recall": "the clip's recall, a fraction"},
+}
+COLUMN_DESCRIPTIONS["ALIGNED_SEGMENTS"] = {**COLUMN_DESCRIPTIONS["TSM_SEGMENTS"],
+                                           "clip_idx": "clip the segment overlaps (a segment may overlap several)"}
+
+
+def contract_of(schema: pa.Schema) -> str | None:
+    """The name of the data contract whose columns ``schema`` has (None: a stage's own schema)."""
+    names = sorted(schema.names)
+    for name, contract in CONTRACTS.items():
+        if sorted(contract.names) == names:
+            return name
+    return None
+
+
+def column_description(contract: str | None, column: str) -> str | None:
+    """What a column means: from its contract, else from any contract with a column of that name."""
+    if contract is not None and column in COLUMN_DESCRIPTIONS.get(contract, {}):
+        return COLUMN_DESCRIPTIONS[contract][column]
+    for described in COLUMN_DESCRIPTIONS.values():
+        if column in described:
+            return described[column]
+    return None

@@ -22,6 +22,7 @@ import numpy as np
 
 from cookproc import encoders
 from cookproc.core.artifacts import refuse_unsafe_model_files
+from cookproc.core import provenance
 from cookproc.core.errors import InputError
 from cookproc.core.logs import Progress
 
@@ -52,6 +53,7 @@ def local_model_dir(path: str | os.PathLike | None) -> Path:
     if not path.is_dir():
         raise InputError(path, "expected a local Hugging Face model directory (config.json, weights, tokenizer)")
     refuse_unsafe_model_files(path)  # safetensors weights only, no code hooks
+    provenance.record_encoder(path)
     return path
 
 

@@ -14,6 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
+from cookproc.core import provenance
 from cookproc.core.logs import Progress
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ class WordEncoder:
         refuse_unsafe_model_files(path)  # weights from safetensors only, no code hooks
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=False)
         model = AutoModel.from_pretrained(path, local_files_only=True, use_safetensors=True, trust_remote_code=False)
+        provenance.record_encoder(path)
         if not self.tokenizer.is_fast:
             raise ValueError(f"encoder {path}: a fast tokenizer (tokenizer.json) is needed for word alignment")
         # Always computed in float32, whatever dtype the weights were stored in.

@@ -1,0 +1,366 @@
+"""Provenance of every Parquet file the workflow writes, stored in its footer next to the digests.
+
+A workflow script runs inside :func:`cookproc.core.logs.script_logging`, which hands this module
+the job's ``snakemake`` object (duck-typed: this library never imports snakemake). Every file
+``cookproc.core.schemas.write_parquet`` then writes carries, under the key-value entry
+``cookproc.provenance``, one compact JSON object:
+
+- ``rule``, ``wildcards``, ``script`` (repository-relative) and ``code``, the rule's code
+  fingerprint (its ``code`` param, :mod:`cookproc.core.fingerprint`), with ``code_files``, the
+  SHA-256 (16 hex digits) of the script and of each cookproc module the job loaded, so that a
+  stale file can name the changed module;
+- ``commit``: the last commit that changed one of those files (not HEAD; see below) and
+  ``commit_dirty``, whether they differ from it; both null outside a git checkout;
+- ``params``: the rule's params (``code`` excepted) and ``params_hash``; ``config``: the config
+  keys those params come from, ``{dotted key: value}``, found by value and name in the job's config
+  (:func:`config_keys`), and ``config_hash``; ``untraced_params``: params that are no config value
+  as such (set in the rule file, or built from several keys), which :mod:`cookproc.inspection`
+  cannot check;
+- ``inputs``: each input's name, path and digest (:func:`file_digest`);
+- ``software``: Python and the versions of the packages the job imported that shape results, and
+  the encoders it loaded (name and a digest of their weights).
+
+Nothing that varies from run to run goes in: rerunning a job on the same inputs with the same code
+writes byte-identical files. So the time a job ran is written to its log instead, and the commit is
+the last one that changed the job's code rather than HEAD: with HEAD, a file rebuilt after an
+unrelated commit (say, to the docs) would differ in its footer, and Snakemake, finding its checksum
+changed, would rerun everything downstream of it. Outside a job (tests, the ``cookproc`` command)
+a file carries a minimal provenance: ``rule`` null and the software versions.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import platform
+import subprocess
+import sys
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+PROVENANCE_KEY = b"cookproc.provenance"
+PROVENANCE_FORMAT = "cookproc-provenance/1"
+
+#: Packages whose versions are recorded when the job has imported them (import names).
+SOFTWARE = ("numpy", "pyarrow", "scipy", "sklearn", "torch", "transformers", "sentence_transformers",
+            "spacy", "nltk", "cv2", "decord", "av")
+
+#: The checkout this library belongs to (workflow/cookproc/core/provenance.py -> the checkout).
+CHECKOUT = Path(__file__).resolve().parents[3]
+
+_job: dict | None = None
+_encoders: dict[str, dict[str, str]] = {}
+
+
+def compact(value: Any) -> str:
+    """Canonical compact JSON: sorted keys, no spaces (the form every hash here is taken of)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def plain(value: Any) -> Any:
+    """A JSON value of a param or wildcard (Snakemake's named lists are lists; paths become strings)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+# ----------------------------------------------------------------------------- file digests
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@lru_cache(maxsize=None)
+def _digest(path: str, mtime_ns: int, size: int) -> str:
+    """Keyed by (path, mtime, size) only to reuse work within one process."""
+    if path.endswith(".parquet"):
+        summary = parquet_digest_summary(path)
+        if summary is not None:
+            return summary
+    return "sha256:" + _sha256_file(Path(path))
+
+
+def parquet_digest_summary(path: str | os.PathLike) -> str | None:
+    """``columns:<sha256>`` of the column digests a workflow Parquet file stores (read from its
+    footer, no data read); None for a file without them or with an unreadable footer."""
+    import pyarrow.parquet as pq
+
+    from cookproc.core import integrity
+
+    try:
+        digests = integrity.stored_digests(pq.read_metadata(path).metadata)
+    except Exception:  # a damaged footer: the content hash stands in; readers report the damage
+        return None
+    return None if digests is None else "columns:" + sha256_text(compact(digests))
+
+
+def file_digest(path: str | os.PathLike) -> str | None:
+    """A file's digest as provenance records it: a workflow Parquet file's stored column digests
+    (``columns:...``, so that rewriting the same data counts as the same input), any other file's
+    content (``sha256:...``), a folder's files and their contents (``tree:...``); None when absent."""
+    path = Path(path)
+    if path.is_dir():
+        digest = hashlib.sha256()
+        for top, dirs, names in os.walk(path):
+            dirs.sort()
+            for name in sorted(names):
+                full = Path(top, name)
+                digest.update(f"{full.relative_to(path).as_posix()}\0{file_digest(full)}\n".encode("utf-8"))
+        return "tree:" + digest.hexdigest()
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return _digest(str(path), st.st_mtime_ns, st.st_size)
+
+
+# ----------------------------------------------------------------------------- config keys
+def _config_nodes(config: Mapping, prefix: str = "") -> dict[str, Any]:
+    nodes = {}
+    for key, value in config.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        nodes[path] = value
+        if isinstance(value, Mapping):
+            nodes.update(_config_nodes(value, path))
+    return nodes
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a.split("."), b.split(".")):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def config_keys(params: Mapping[str, Any], config: Mapping, rule: str | None = None
+                ) -> tuple[dict[str, Any], list[str]]:
+    """The config keys a rule's params come from: ``({dotted key: value}, untraced param names)``.
+
+    A param is traced to the config node that has its value and its name as the last key
+    (``epochs=KC_NEURAL["epochs"]`` -> ``keyclips.neural.epochs``); a dict or list param with no
+    such name, to the one node with its value. A dict found nowhere as a whole is traced key by key
+    (a selection of a section's keys). When several keys fit, the one closest to the rule's keys
+    traced so far wins, then the one in the section the rule is named after (``device`` of rule
+    ``keyclips_finetune`` -> ``keyclips.device``); a tie, or no fit, leaves the param untraced."""
+    nodes = _config_nodes(config)
+    by_value: dict[str, list[str]] = {}
+    for path, value in nodes.items():
+        by_value.setdefault(compact(plain(value)), []).append(path)
+    traced: dict[str, Any] = {}
+    ambiguous: list[tuple[str, Any, list[str]]] = []
+    untraced: list[str] = []
+
+    def trace(name: str, value: Any, label: str) -> None:
+        candidates = by_value.get(compact(value), [])
+        named = [c for c in candidates if c.rsplit(".", 1)[-1] == name]
+        fits = named or (candidates if isinstance(value, (dict, list)) and value else [])
+        if len(fits) == 1:
+            traced[fits[0]] = value
+        elif fits:
+            ambiguous.append((label, value, fits))
+        elif isinstance(value, dict) and value:
+            for key, item in value.items():
+                trace(key, item, f"{label}.{key}")
+        else:
+            untraced.append(label)
+
+    for name, value in params.items():
+        trace(name, plain(value), name)
+    stage = (rule or "").split("_", 1)[0]
+    while ambiguous:
+        left = []
+        for label, value, fits in ambiguous:
+            closeness = {fit: (max((_shared_prefix(fit, other) for other in traced), default=0),
+                               int(fit.split(".", 1)[0] == stage)) for fit in fits}
+            best = max(closeness.values())
+            winners = [fit for fit in fits if closeness[fit] == best]
+            if best > (0, 0) and len(winners) == 1:
+                traced[winners[0]] = value
+            else:
+                left.append((label, value, fits))
+        if len(left) == len(ambiguous):
+            untraced += [label for label, _, _ in left]
+            break
+        ambiguous = left
+    return dict(sorted(traced.items())), sorted(untraced)
+
+
+# ----------------------------------------------------------------------------- the job
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess | None:
+    try:
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def code_commit(repo: Path, files: list[str]) -> tuple[str | None, bool | None]:
+    """The last commit that changed any of ``files`` (repository-relative) and whether they differ
+    from it now; (None, None) outside a git checkout."""
+    if not files:
+        return None, None
+    found = _git(repo, "log", "-1", "--format=%H", "--", *files)
+    if found is None or found.returncode != 0 or not found.stdout.strip():
+        return None, None
+    diff = _git(repo, "diff", "--quiet", "HEAD", "--", *files)
+    return found.stdout.strip(), bool(diff is None or diff.returncode != 0)
+
+
+def _script_path() -> Path | None:
+    """The running workflow script: Snakemake sets its ``__file__`` to the script's real path."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if not path:
+        return None
+    path = Path(path).resolve()
+    return path if path.parent.name == "scripts" and path.parent.parent.name == "workflow" else None
+
+
+def _named_paths(files) -> list[dict[str, Any]]:
+    """[{name, path}] of a Snakemake input list, named entries by name, the others with name null."""
+    paths = [str(p) for p in files]
+    names: list[str | None] = [None] * len(paths)
+    spans = getattr(files, "_names", None) or {}
+    for name, (start, end) in spans.items():
+        for i in range(start, start + 1 if end is None else end):
+            if i < len(names):
+                names[i] = name
+    # Absolute paths (the upstream mirror, say) relative to the working directory, as the workflow
+    # addresses its own files: data and results moved together give the same provenance.
+    paths = [os.path.relpath(p) if os.path.isabs(p) else p for p in paths]
+    return [{"name": name, "path": path} for name, path in zip(names, paths)]
+
+
+def start_job(smk) -> None:
+    """Remember the provenance of the job whose ``snakemake`` object is ``smk`` (what
+    ``script_logging`` calls); the parts that read files are computed at the first write."""
+    global _job
+    params = getattr(smk, "params", None)
+    named_params = dict(params.items()) if params is not None and hasattr(params, "items") else {}
+    code = named_params.pop("code", None)
+    params_json = plain(named_params)
+    config = getattr(smk, "config", None) or {}
+    traced, untraced = config_keys(params_json, config, getattr(smk, "rule", None))
+    wildcards = getattr(smk, "wildcards", None)
+    _job = {
+        "rule": getattr(smk, "rule", None),
+        "wildcards": plain(dict(wildcards.items())) if wildcards is not None and hasattr(wildcards, "items") else {},
+        "code": code,
+        "params": params_json,
+        "params_hash": sha256_text(compact(params_json)),
+        "config": traced,
+        "config_hash": sha256_text(compact(traced)),
+        "untraced_params": untraced,
+        "_inputs": _named_paths(getattr(smk, "input", [])),
+        "_script": _script_path(),
+    }
+    _encoders.clear()
+    logging.getLogger("cookproc.provenance").info(
+        "job of rule %s started at %s (the time is kept here, not in the outputs: see cookproc.core.provenance)",
+        _job["rule"], datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+
+def end_job() -> None:
+    global _job
+    _job = None
+    _encoders.clear()
+
+
+def record_encoder(path: str | os.PathLike) -> None:
+    """Note a model folder the job loaded: its name and a digest of its weights (or config)."""
+    path = Path(path)
+    for name in ("model.safetensors", "pytorch_model.bin", "config.json"):
+        if (path / name).is_file():
+            revision = f"{name}:{file_digest(path / name)}"
+            break
+    else:
+        revision = None
+    # A packaged model's folder is often just `model`: its package names it.
+    name = f"{path.parent.name}/{path.name}" if path.name in ("model", "encoder") else path.name
+    _encoders[name] = {"name": name, "revision": revision}
+
+
+def _software(in_job: bool = True) -> dict[str, Any]:
+    """Python's version and those of the packages of SOFTWARE the job imported. Outside a job only
+    the writer's own (numpy, pyarrow): what a test process happens to have imported is no record."""
+    versions: dict[str, Any] = {"python": platform.python_version()}
+    for module in SOFTWARE if in_job else ("numpy", "pyarrow"):
+        if module in sys.modules:
+            versions[module] = getattr(sys.modules[module], "__version__", None)
+    if _encoders:
+        versions["encoders"] = [_encoders[name] for name in sorted(_encoders)]
+    return versions
+
+
+def _loaded_code_files(script: Path, repo: Path) -> list[Path]:
+    """The script and the cookproc modules this process has loaded from ``repo``. (Not the code
+    fingerprint's own list: importing cookproc.core.fingerprint here would make every rule's
+    fingerprint cover it, so that an edit to the fingerprinting would rerun everything.)"""
+    library = (repo / "workflow" / "cookproc").resolve()
+    files = {script}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and path.endswith(".py") and Path(path).resolve().is_relative_to(library):
+            files.add(Path(path).resolve())
+    return sorted(files)
+
+
+def _job_code(job: dict) -> dict[str, Any]:
+    script = job["_script"]
+    if script is None:
+        return {"script": None, "code_files": {}, "commit": None, "commit_dirty": None}
+    repo = script.parents[2]
+    files = {path.relative_to(repo).as_posix(): _sha256_file(path)[:16] for path in _loaded_code_files(script, repo)}
+    commit, dirty = code_commit(repo, sorted(files))
+    return {"script": script.relative_to(repo).as_posix(), "code_files": dict(sorted(files.items())),
+            "commit": commit, "commit_dirty": dirty}
+
+
+def current() -> dict[str, Any]:
+    """The provenance a file written now carries."""
+    if _job is None:
+        return {"format": PROVENANCE_FORMAT, "rule": None, "software": _software(in_job=False)}
+    if "_code" not in _job:
+        _job["_code"] = _job_code(_job)
+        _job["_input_digests"] = [{**entry, "digest": file_digest(entry["path"])} for entry in _job["_inputs"]]
+    public = {k: v for k, v in _job.items() if not k.startswith("_")}
+    return {"format": PROVENANCE_FORMAT, **public, **_job["_code"], "inputs": _job["_input_digests"],
+            "software": _software()}
+
+
+def metadata_entry() -> dict[bytes, bytes]:
+    """The key-value metadata entry ``write_parquet`` adds."""
+    return {PROVENANCE_KEY: compact(current()).encode("utf-8")}
+
+
+class ProvenanceError(ValueError):
+    """A file's provenance entry cannot be read."""
+
+
+def stored_provenance(metadata: Mapping[bytes, bytes] | None) -> dict | None:
+    """The provenance in a file's key-value metadata; None when it has none (a file this workflow
+    did not write, or wrote before provenance existed)."""
+    if not metadata or PROVENANCE_KEY not in metadata:
+        return None
+    try:
+        value = json.loads(metadata[PROVENANCE_KEY].decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise ProvenanceError("its provenance entry is not valid JSON") from None
+    if not isinstance(value, dict) or value.get("format") != PROVENANCE_FORMAT:
+        raise ProvenanceError(f"its provenance entry is not in format {PROVENANCE_FORMAT}")
+    return value

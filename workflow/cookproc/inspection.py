@@ -1,0 +1,383 @@
+"""``cookproc inspect``: what a Parquet file of the workflow holds, where it came from, and whether
+it is still current.
+
+For one file: its columns with their meanings (the data contracts of ``cookproc.core.schemas``),
+its row count and first rows, whether its page checksums and column digests verify, its provenance
+(``cookproc.core.provenance``), and whether it is current against today's code and config: the
+tests Snakemake's rerun triggers make (code, params, inputs), made without Snakemake:
+
+- code: the rule's script and every library module it can execute, fingerprinted again in this
+  checkout and compared file by file with the fingerprints the file records;
+- params: the config keys the rule's params came from, read again from the config (the workflow
+  folder's ``config.yaml``, or ``--config``) and compared key by key;
+- inputs: each input's digest computed again and compared.
+
+A changed one makes the file stale, and the report names it (``config key keyclips.neural.max_epochs
+changed 30 -> 40``). Params that are no config value as such (derived ones) cannot be checked this
+way and are listed as unchecked. ``--lineage`` walks back from the file through its inputs'
+provenance, and through Snakemake's job records (``.snakemake/metadata``) for files that are not
+Parquet, down to the benchmark's own files. A damaged file is reported as damaged, never moved and
+never with a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from base64 import urlsafe_b64encode
+from pathlib import Path
+from typing import Any
+
+from cookproc.core import integrity, provenance
+from cookproc.core.errors import InputError
+
+MISSING = object()
+EXIT_OK, EXIT_DAMAGED = 0, 1
+
+
+# ----------------------------------------------------------------------------- where things are
+def workflow_root(path: str | os.PathLike) -> Path:
+    """The working directory of the run that wrote ``path``: the folder holding its ``results/``
+    (the current directory for a file elsewhere). Input paths in provenance are relative to it."""
+    path = Path(path).resolve()
+    for parent in path.parents:
+        if parent.name == integrity.RESULTS_DIR:
+            return parent.parent
+    return Path.cwd()
+
+
+def load_config(path: str | os.PathLike) -> dict:
+    """A workflow config, validated and with its defaults filled (as the workflow reads it)."""
+    import yaml
+
+    from cookproc.core.config_schema import validate_config
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "config file not found")
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return validate_config(config)
+    except Exception as exc:  # YAML errors, snakemake's WorkflowError, jsonschema's errors alike
+        raise InputError(path, f"not a valid workflow config: {' '.join(str(exc).split())[:500]}") from exc
+
+
+def default_config_path(root: Path) -> Path:
+    """The config a run in ``root`` reads by default: its config.yaml, else this checkout's."""
+    return root / "config.yaml" if (root / "config.yaml").is_file() else provenance.CHECKOUT / "config.yaml"
+
+
+def snakemake_record(root: Path, path: str) -> dict | None:
+    """Snakemake's record of the job that wrote ``path`` (relative to ``root``): rule, inputs,
+    params, ... as JSON, from ``.snakemake/metadata`` (None when there is none)."""
+    folder = root / ".snakemake" / "metadata"
+    if not folder.is_dir():
+        return None
+    try:
+        max_len = os.pathconf(folder, "PC_NAME_MAX") or 255
+    except (OSError, ValueError):
+        max_len = 255
+    b64 = urlsafe_b64encode(path.encode()).decode()
+    parts = [b64[i:i + max_len - 1] for i in range(0, len(b64), max_len - 1)]
+    record = folder.joinpath(*["@" + p for p in parts[:-1]], parts[-1])
+    try:
+        return json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+# ----------------------------------------------------------------------------- one file
+def read_verified(path: Path):
+    """(table, None) for an intact file, (None, why) for a damaged one; never moves the file."""
+    from cookproc.core.schemas import _read_checked
+
+    try:
+        return _read_checked(path, None), None
+    except integrity.Damage as exc:
+        return None, str(exc)
+
+
+def _format(value: Any) -> str:
+    return provenance.compact(value)
+
+
+def _get(config: Any, dotted: str) -> Any:
+    node = config
+    for key in dotted.split("."):
+        if not isinstance(node, dict) or key not in node:
+            return MISSING
+        node = node[key]
+    return provenance.plain(node)
+
+
+def _config_changes(key: str, then: Any, now: Any) -> list[str]:
+    if now is MISSING:
+        return [f"config key {key} is no longer in the config (was {_format(then)})"]
+    if isinstance(then, dict) and isinstance(now, dict):
+        out = []
+        for sub in sorted(set(then) | set(now)):
+            if sub in then:
+                out += _config_changes(f"{key}.{sub}", then[sub], now.get(sub, MISSING))
+            else:
+                out.append(f"config key {key}.{sub} was added ({_format(now[sub])})")
+        return out
+    if _format(then) != _format(now):
+        return [f"config key {key} changed {_format(then)} -> {_format(now)}"]
+    return []
+
+
+def code_changes(record: dict) -> list[str]:
+    """What changed in the code the file's rule ran, in this checkout (empty: nothing): its code
+    fingerprint is computed again (what decides reruns); when it differs, the files the job loaded
+    whose content differs are named."""
+    import hashlib
+
+    from cookproc.core.fingerprint import code_fingerprint
+
+    script = record.get("script")
+    if not script:
+        return []
+    checkout = provenance.CHECKOUT
+    if not (checkout / script).is_file():
+        return [f"code: its script {script} is no longer in this checkout"]
+    now = code_fingerprint(checkout / script, checkout / "workflow" / "cookproc", checkout)
+    if now == record.get("code"):
+        return []
+    changed = []
+    for rel, digest in sorted((record.get("code_files") or {}).items()):
+        path = checkout / rel
+        if not path.is_file():
+            changed.append(f"code changed: {rel} is gone")
+        elif hashlib.sha256(path.read_bytes()).hexdigest()[:16] != digest:
+            changed.append(f"code changed: {rel}")
+    return changed or [f"code changed: a module {script} can import (code fingerprint {record.get('code')} -> {now})"]
+
+
+def freshness(record: dict | None, root: Path, config: dict | None) -> dict[str, Any]:
+    """Whether a file with provenance ``record`` is current against this checkout's code, ``config``
+    and its inputs as they are now: {"status": current|stale|unknown, "reasons": [...], "unchecked": [...]}."""
+    if record is None or record.get("rule") is None:
+        why = "no provenance" if record is None else "written outside a workflow job (no rule recorded)"
+        return {"status": "unknown", "reasons": [why], "unchecked": []}
+    reasons = code_changes(record)
+    if config is not None:
+        for key, then in sorted((record.get("config") or {}).items()):
+            reasons += _config_changes(key, then, _get(config, key))
+    for entry in record.get("inputs") or []:
+        path = Path(entry["path"])
+        now = provenance.file_digest(path if path.is_absolute() else root / path)
+        if now is None:
+            reasons.append(f"input {entry['path']} is missing")
+        elif now != entry.get("digest"):
+            reasons.append(f"input {entry['path']} changed")
+    unchecked = [f"param {name} (not a config value as such)" for name in record.get("untraced_params") or []]
+    return {"status": "stale" if reasons else "current", "reasons": reasons, "unchecked": unchecked}
+
+
+def inspect_file(path: str | os.PathLike, *, config_path: str | os.PathLike | None = None,
+                 rows: int = 5) -> dict[str, Any]:
+    """Everything ``cookproc inspect FILE`` reports, as JSON data."""
+    import pyarrow.parquet as pq
+
+    from cookproc.core.schemas import column_description, contract_of
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such file" if not path.exists() else "not a file")
+    if path.suffix != ".parquet":
+        raise InputError(path, "not a Parquet file (.parquet): only those carry provenance")
+    root = workflow_root(path)
+    report: dict[str, Any] = {"file": str(path), "workflow_dir": str(root)}
+    table, damage = read_verified(path)
+    if damage is not None:
+        report.update(status="damaged", damage=damage)
+        return report
+    metadata = pq.read_metadata(path).metadata
+    digests = integrity.stored_digests(metadata)
+    contract = contract_of(table.schema)
+    report["contract"] = contract
+    report["rows"] = table.num_rows
+    report["columns"] = [{"name": field.name, "type": str(field.type), "nullable": field.nullable,
+                          "description": column_description(contract, field.name)} for field in table.schema]
+    report["first_rows"] = table.slice(0, rows).to_pylist()
+    report["digests"] = "verified" if digests is not None else "none stored (page checksums verified)"
+    try:
+        record = provenance.stored_provenance(metadata)
+    except provenance.ProvenanceError as exc:
+        report.update(status="damaged", damage=str(exc))
+        return report
+    report["provenance"] = record
+    config_file = Path(config_path) if config_path else default_config_path(root)
+    config = load_config(config_file) if record is not None and record.get("rule") else None
+    report["config_file"] = str(config_file) if config is not None else None
+    report.update(freshness(record, root, config))
+    return report
+
+
+# ----------------------------------------------------------------------------- lineage
+def lineage(path: str | os.PathLike, *, root: Path | None = None, _seen: set | None = None) -> dict[str, Any]:
+    """The tree of files ``path`` was made from: for a Parquet file of the workflow its provenance's
+    inputs, for another file under ``results/`` the inputs of Snakemake's job record, down to the
+    files no rule wrote (the benchmark's). Each node: path, rule, digest check, inputs."""
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    root = workflow_root(path) if root is None else root
+    seen = set() if _seen is None else _seen
+    rel = os.path.relpath(path, root) if path.is_absolute() else str(path)
+    full = path if path.is_absolute() else root / path
+    node: dict[str, Any] = {"path": rel}
+    if rel in seen:
+        node["repeated"] = True
+        return node
+    seen.add(rel)
+    if not full.exists():
+        node["missing"] = True
+        return node
+    inputs: list[dict[str, Any]] = []
+    record = None
+    if full.suffix == ".parquet":
+        try:
+            record = provenance.stored_provenance(pq.read_metadata(full).metadata)
+        except Exception as exc:  # a damaged footer or provenance entry
+            node["damaged"] = " ".join(str(exc).split())[:300]
+            return node
+    if record is not None and record.get("rule"):
+        node["rule"] = record["rule"]
+        node["wildcards"] = record.get("wildcards") or {}
+        inputs = record.get("inputs") or []
+    else:
+        job = snakemake_record(root, rel)
+        if job is not None:
+            node["rule"] = job.get("rule")
+            node["via"] = "snakemake record"
+            inputs = [{"path": p} for p in job.get("input") or []]
+        else:
+            node["rule"] = None  # a file no job of this workflow wrote: the benchmark's, or the user's
+    children = []
+    for entry in inputs:
+        input_path = Path(entry["path"])
+        child = lineage(input_path, root=root, _seen=seen)
+        if entry.get("digest") is not None and not child.get("missing") and not child.get("repeated"):
+            child["digest_matches"] = provenance.file_digest(
+                input_path if input_path.is_absolute() else root / input_path) == entry["digest"]
+        children.append(child)
+    if children:
+        node["inputs"] = children
+    return node
+
+
+# ----------------------------------------------------------------------------- text
+def render(report: dict[str, Any]) -> str:
+    lines = [report["file"]]
+    if report.get("status") == "damaged":
+        lines.append(f"  damaged: {report['damage']}")
+        return "\n".join(lines) + "\n"
+    columns = report["columns"]
+    lines.append(f"  contract   {report['contract'] or '(a stage schema)'}; {report['rows']} rows, {len(columns)} columns")
+    lines.append(f"  digests    {report['digests']}")
+    lines.append("  columns")
+    width = max(len(c["name"]) for c in columns)
+    type_width = max(len(c["type"]) for c in columns)
+    for c in columns:
+        null = "null ok " if c["nullable"] else "not null"
+        lines.append(f"    {c['name']:<{width}}  {c['type']:<{type_width}}  {null}  {c['description'] or ''}".rstrip())
+    lines.append(f"  first {len(report['first_rows'])} rows")
+    for row in report["first_rows"]:
+        text = json.dumps(row, ensure_ascii=False, default=str)
+        lines.append(f"    {text if len(text) <= 160 else text[:157] + '...'}")
+    record = report.get("provenance")
+    if record is None:
+        lines.append("  provenance none")
+    else:
+        lines.append("  provenance")
+        software = ", ".join(f"{k} {v}" for k, v in record.get("software", {}).items() if k != "encoders")
+        encoders = record.get("software", {}).get("encoders")
+        if record.get("rule") is None:
+            lines.append("    written outside a workflow job")
+        else:
+            commit = record.get("commit")
+            commit_text = "none (not a git checkout)" if commit is None else \
+                f"{commit}{' + uncommitted changes' if record.get('commit_dirty') else ''}"
+            lines += [f"    rule       {record['rule']} {_format(record.get('wildcards') or {})}",
+                      f"    script     {record.get('script')} (code {record.get('code')}, "
+                      f"{len(record.get('code_files') or {})} files)",
+                      f"    commit     {commit_text}",
+                      f"    params     {_format(record.get('params'))} (sha256 {record.get('params_hash', '')[:16]})",
+                      f"    config     {_format(record.get('config'))} (sha256 {record.get('config_hash', '')[:16]})"]
+            for entry in record.get("inputs") or []:
+                name = f"{entry['name']}: " if entry.get("name") else ""
+                lines.append(f"    input      {name}{entry['path']}  {entry.get('digest')}")
+        lines.append(f"    software   {software}")
+        for encoder in encoders or []:
+            lines.append(f"    encoder    {encoder['name']} {encoder['revision']}")
+    status = report.get("status")
+    if status == "current":
+        lines.append(f"  status     current (code, config {report['config_file']} and inputs unchanged)")
+    elif status == "stale":
+        lines.append("  status     stale: " + "; ".join(report["reasons"]))
+    else:
+        lines.append("  status     unknown: " + "; ".join(report.get("reasons") or []))
+    for item in report.get("unchecked") or []:
+        lines.append(f"  unchecked  {item}")
+    return "\n".join(lines) + "\n"
+
+
+def render_lineage(node: dict[str, Any], depth: int = 0) -> str:
+    pad = "  " * depth
+    if node.get("repeated"):
+        return f"{pad}{node['path']} (see above)\n"
+    notes = []
+    if node.get("rule"):
+        notes.append(f"rule {node['rule']}" + (f" {_format(node['wildcards'])}" if node.get("wildcards") else ""))
+    elif not node.get("missing") and not node.get("damaged"):
+        notes.append("source file (no rule)")
+    if node.get("via"):
+        notes.append(node["via"])
+    if node.get("missing"):
+        notes.append("MISSING")
+    if node.get("damaged"):
+        notes.append(f"DAMAGED: {node['damaged']}")
+    if node.get("digest_matches") is False:
+        notes.append("CHANGED since used")
+    text = f"{pad}{node['path']}" + (f"  [{'; '.join(notes)}]" if notes else "") + "\n"
+    for child in node.get("inputs", []):
+        text += render_lineage(child, depth + 1)
+    return text
+
+
+# ----------------------------------------------------------------------------- command line
+def add_parser(commands) -> None:
+    """The ``inspect`` subcommand of ``cookproc``."""
+    command = commands.add_parser(
+        "inspect", help="what a Parquet file of the workflow holds, where it came from, whether it is current",
+        description="Show FILE's columns and their meanings, row count, first rows, whether its digests verify, "
+                    "its provenance (rule, params, config keys, inputs, code) and whether it is current against "
+                    "today's code, config and inputs. Exit status 1 for a damaged or missing file.")
+    command.add_argument("file", metavar="FILE", help="a Parquet file under results/ (or any Parquet file)")
+    command.add_argument("--lineage", action="store_true", help="the tree of files FILE was made from, down to "
+                                                                "the benchmark's files")
+    command.add_argument("--json", action="store_true", help="JSON output")
+    command.add_argument("--config", metavar="YAML", help="the config to check against (default: config.yaml "
+                                                          "of the folder holding results/)")
+    command.add_argument("--rows", type=int, default=5, metavar="N", help="rows to show (default 5)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """``cookproc inspect``; bad input or a damaged file: a message and exit status 1, no traceback."""
+    try:
+        if args.lineage:
+            if not Path(args.file).is_file():
+                raise InputError(args.file, "no such file")
+            tree = lineage(Path(args.file).resolve())
+            sys.stdout.write(json.dumps(tree, indent=1, ensure_ascii=False) + "\n" if args.json
+                             else render_lineage(tree))
+            return EXIT_OK
+        report = inspect_file(args.file, config_path=args.config, rows=args.rows)
+    except (InputError, OSError) as exc:
+        print(f"cookproc inspect: error: {exc}", file=sys.stderr)
+        return EXIT_DAMAGED
+    sys.stdout.write(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n" if args.json
+                     else render(report))
+    return EXIT_DAMAGED if report.get("status") == "damaged" else EXIT_OK

@@ -1,0 +1,9 @@
+"""The neural selector's run with the first configured seed as the system of Tables 4/5: its rows
+as they are, written again so that the file carries this job's provenance (a plain copy would carry
+the seed job's)."""
+from cookproc.core.logs import script_logging
+from cookproc.core.schemas import CLIP_KEY, KEYCLIPS, read_parquet, write_parquet
+
+with script_logging(snakemake):  # noqa: F821
+    write_parquet(read_parquet(snakemake.input.keyclips, KEYCLIPS), snakemake.output.keyclips, KEYCLIPS,  # noqa: F821
+                  sort_keys=CLIP_KEY)
