@@ -24,6 +24,7 @@ include: "rules/keyclips.smk"
 include: "rules/supervised.smk"
 include: "rules/deploy.smk"
 include: "rules/evaluate.smk"
+include: "rules/numbers.smk"
 include: "rules/user.smk"
 include: "rules/corpus.smk"
 include: "rules/report.smk"
@@ -43,6 +44,8 @@ rule all:
         "results/table5.md",
         # Bootstrap intervals of every Table 4/5 cell and pairwise significance.
         "results/significance.csv",
+        # Every figure the README and docs state about results, in one file (rules/numbers.smk).
+        "results/numbers.json",
         ["results/srl/agreement-tagger.tsv", "results/srl/corpus/alignment.txt"] if TAGGER_IN_TABLES else [],
         # Everything the HTML report (snakemake --report results/report.html) shows, unless
         # report.build_pages is false (then `snakemake report_all` builds it).

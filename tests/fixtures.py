@@ -252,7 +252,10 @@ def fixture_overrides(upstream_dir: str | Path, scratch_dir: str | Path) -> dict
                                         "selection": {"candidates": {"context_window": None, "C": None,
                                                                      "head_weight": None, "threshold_metric": None}}},
                            "tuples": {"max_iter": 10, "thresholds": [0.3, 0.5], "verb_classifier": {"min_count": 1},
-                                      "selection": {"candidates": {"boosting": None, "verb_classifier": None}}}}}
+                                      "selection": {"candidates": {"boosting": None, "verb_classifier": None}}}},
+            # The default target's numbers file without the deployed models (tests that want them
+            # list them: tests/test_numbers.py).
+            "numbers": {"models": []}}
 
 
 def make_workdir(workdir: str | Path, upstream_dir: str | Path, overrides: dict | None = None) -> Path:

@@ -9,7 +9,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.keyclips.folds import clip_folds, read_folds
     from cookproc.keyclips.inputs import align_rows, read_clips_parquet
     from cookproc.srl.baselines import read_lexicon_lines
-    from cookproc.supervised.deploy import model_card, oracle_scores, save_extractor, training_table
+    from cookproc.supervised.deploy import model_card, oracle_scores, recipe_split, save_extractor, training_table
 
     smk = snakemake  # noqa: F821
     p = smk.params
@@ -32,7 +32,10 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
             "lexicon": sorted(read_lexicon_lines(smk.input.lexicon) - {""}), "code": p.code, "path": out,
             "training": {"n_clips": len(clips), "n_videos": int(clips["video_id"].nunique()),
                          "n_recipes": int(clips["recipe"].nunique()), "n_train": int((~inner).sum()),
-                         "n_val": int(inner.sum())}}
+                         "n_val": int(inner.sum()), **recipe_split(clips, inner)},
+            # What the card states, as data (results/numbers.json reads it; a test checks it equals Table 5's row).
+            "crossval": {"system": str(run["system"].iloc[0]), "source": smk.input.crossval, "keyclips": "oracle",
+                         "cells": cells}}
     name = out.rstrip("/").split("/")[-1]
     log.info("[2/3] fitting what does not depend on new clips (nested selection, the verb classifier)")
     save_extractor(out, training_table(clips, fold, inner), smk.input.srl, smk.input.get("vectors"), meta,

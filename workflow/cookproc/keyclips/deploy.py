@@ -157,9 +157,13 @@ def train_selector(clips: pd.DataFrame, inner_val: np.ndarray, *, encoder_path: 
                         vocab_size=len(vocabulary) if vocabulary else 0, text_dim=data.text_dim, dim=cfg.dim,
                         hidden=cfg.hidden, dropout=cfg.dropout, head_weight=settings["head_weight"],
                         threshold=float(threshold), threshold_metric=rule)
+    # Which recipes the weights saw and which chose the settings, by name (the model card states both).
+    recipes = clips["recipe"].astype(str).to_numpy() if "recipe" in clips else None
     info = {"n_clips": len(labels), "n_train": len(train), "n_val": len(val),
             "n_videos": int(clips["video_id"].nunique()),
             "n_recipes": int(clips["recipe"].nunique()) if "recipe" in clips else None,
+            **({"train_recipes": sorted(set(recipes[train].tolist())), "val_recipes": sorted(set(recipes[val].tolist()))}
+               if recipes is not None else {}),
             "seed": seed, **tune_info, **net_info, **selection}
     seconds = {"finetune": round(tuned_s, 1), "total": round(time.perf_counter() - start, 1), "device": device}
     log.info("trained on %d clips (%d inner-validation): threshold %.4f, %s, %s", len(train), len(val), threshold,
@@ -295,11 +299,18 @@ def _contiguous(values: np.ndarray) -> bool:
     return True
 
 
+def _recipes(training: Mapping, key: str) -> str:
+    names = training.get(key)
+    return f"{len(names)} recipes" if names else "recipes"
+
+
 def model_card(name: str, meta: dict, seconds: dict, cv_rows: Sequence[dict], interval: dict | None) -> str:
-    """MODEL_CARD.md: what the selector is, what it was trained on, how well cross-validation scored
-    the same configuration (``cv_rows``: Acc/P/R/F1 per seed; ``interval``: the first seed's
-    bootstrap intervals), how long training took and how to use it."""
+    """MODEL_CARD.md: what the selector is, what its weights were trained on and what chose its
+    settings (which recipes), how well cross-validation scored the same configuration and seed
+    (``cv_rows``: Acc/P/R/F1 of the run Table 4 shows, as model.json's ``crossval`` holds them;
+    ``interval``: its bootstrap intervals), how long training took and how to use it."""
     spec, training = meta["spec"], meta["training"]
+    val_names = training.get("val_recipes")
     lines = [f"# Model card: {name}", "",
              "Key-clip selector of the cookproc workflow (the neural text variant, `neural-text` in Table 4): the "
              f"top {spec['finetuned_layers']} layers of the sentence encoder fine-tuned on key-clip labels, a "
@@ -309,44 +320,48 @@ def model_card(name: str, meta: dict, seconds: dict, cv_rows: Sequence[dict], in
              + (" and a term vocabulary" if spec["lexical"] else "")
              + f", blended with the tuned encoder's head (weight {spec['head_weight']}).", "",
              "## Training data", "",
-             f"All {training['n_clips']} clips of the {training['n_videos']} benchmark videos"
+             f"The {training['n_clips']} clips of the {training['n_videos']} benchmark videos"
              + (f" ({training['n_recipes']} recipes)" if training.get("n_recipes") else "")
-             + f": weights fitted on {training['n_train']} clips, early stopping and the decision threshold "
-             f"({spec['threshold']:.4f}, maximising {spec['threshold_metric']}) on the {training['n_val']} clips of "
-             "the inner-validation recipes. Seed "
-             f"{training['seed']}. Training took {seconds['total']:.0f} s "
+             + f", in two parts. The weights (fine-tuned encoder layers, head and net) were fitted on the "
+             f"{training['n_train']} clips of the {_recipes(training, 'train_recipes')} outside inner validation. "
+             f"The {training['n_val']} clips of the {_recipes(training, 'val_recipes')} of inner validation "
+             "(the folds file's `inner_val` flag) trained no weight: they chose the early-stopping epoch, "
+             "the settings among the configured candidates, if any, and the decision threshold "
+             f"({spec['threshold']:.4f}, maximising {spec['threshold_metric']})"
+             + (f": {', '.join(val_names)}." if val_names else ".")
+             + f" Seed {training['seed']}. Training took {seconds['total']:.0f} s "
              f"(fine-tuning {seconds['finetune']:.0f} s) on `{seconds['device']}`.", "",
              "## Cross-validated scores", "",
-             "The same configuration under the benchmark's leave-recipes-out cross-validation (every clip scored by "
-             "a model that never saw its recipe; Table 4's key-clip metrics, percent):", "",
+             "The same configuration and seed under the benchmark's leave-recipes-out cross-validation (every clip "
+             "scored by a model that never saw its recipe; the row of Table 4, percent):", "",
              "| run | Acc | P | R | F1 |", "|---|---|---|---|---|"]
     for row in cv_rows:
         lines.append(f"| {row['run']} | {row['accuracy']:.1f} | {row['precision']:.1f} | {row['recall']:.1f} | "
                      f"{row['f1']:.1f} |")
     if interval:
-        lines += ["", f"95% bootstrap intervals of the first seed ({interval['unit']}s resampled, "
+        lines += ["", f"95% bootstrap intervals of that run ({interval['unit']}s resampled, "
                       f"{interval['resamples']} resamples): "
                   + ", ".join(f"{m} [{lo:.1f}, {hi:.1f}]" for m, (lo, hi) in interval["metrics"].items()) + "."]
     selected = training.get("selected")
+    fixed = ("The fine-tuning (layers, epochs), the net's size and the candidate sets themselves were fixed "
+             "beforehand, some of them by comparing an earlier run's out-of-fold scores on the test folds "
+             "(docs/benchmarks.md): the estimate may be optimistic by what those choices gained.")
     if selected:
         chosen = ", ".join(f"{k} {v}" for k, v in selected.items())
         how = (f"Its {', '.join(selected)} were chosen among the configured candidates on the inner-validation "
                f"recipes only ({chosen}; {training['selection_objective']} {training['selection_value']:.4f}, "
                "each candidate's threshold chosen on one half of those recipes and scored on the other), as every "
-               "cross-validation fold above chose its own (nested selection). The fine-tuning and the net's "
-               "other settings were fixed beforehand, on an earlier run's cross-validated scores "
-               "(docs/benchmarks.md): the estimate may be optimistic by what that choice gained.")
+               "cross-validation fold above chose its own (nested selection). " + fixed)
     else:
         how = ("Its settings (context window, head weight, threshold rule, fine-tuned layers) were fixed in the "
-               "config, not selected on inner-validation recipes, so the estimate may be optimistic by what "
-               "choosing them on cross-validated scores gained.")
-    lines += ["", "The deployed model is trained on every recipe, so no held-out score of this very model exists: "
-              "the numbers above estimate how it does on unseen recipes. " + how, "",
+               "config, not selected on inner-validation recipes. " + fixed)
+    lines += ["", "No held-out score of this very model exists (every recipe took part in building it): the "
+              "numbers above estimate how it does on unseen recipes. " + how, "",
               "## Use", "",
               f"`cookproc extract talk.vtt --keyclips {meta.get('path', 'results/models/' + name)}`, or the "
               "workflow's `user.keyclip_model` (results/procedures/<name>.md). Clips must be cut as in training: "
               "one transcript sentence, or one cue of unpunctuated captions.", "",
               "## Provenance", "",
               f"Format {meta['format']} version {meta['format_version']}; code fingerprint `{meta['code']}`; the "
-              "workflow settings used are in model.json (`config`).", ""]
+              "workflow settings used are in model.json (`config`), the scores above in its `crossval`.", ""]
     return "\n".join(lines)

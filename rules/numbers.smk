@@ -1,0 +1,32 @@
+# Stage rules: numbers (see CONTRIBUTING.md). One generated file of every figure the README and docs
+# state about results; `python -m cookproc.numbers render|check README.md docs/*.md` renders the
+# docs' result tables from it or checks them (cookproc.numbers).
+
+NUMBERS = config["numbers"]
+# The neural selectors' seeds, when they are in Table 4 and the config asks for them (trains every seed).
+NUMBERS_SEEDS = NUMBERS["seeds"] and any(name.startswith("neural-") for name in keyclip_systems())
+
+
+rule numbers:
+    "Every figure the README and docs state about results, in one file (results/numbers.json)."
+    input:
+        table4="results/table4.csv",
+        table5="results/table5.csv",
+        table4_ci="results/table4_ci.csv",
+        table5_ci="results/table5_ci.csv",
+        significance="results/significance.csv",
+        **({"seeds": "results/keyclips/seed_summary.csv"} if NUMBERS_SEEDS else {}),
+        models=NUMBERS["models"],
+    output:
+        numbers="results/numbers.json",
+    params:
+        code=code_fingerprint("numbers"),
+        # Run times come from the benchmark files present when the job runs (not inputs: a missing
+        # one must not rerun its training job); --forcerun numbers refreshes them.
+        benchmarks_dir="benchmarks",
+    log:
+        "logs/numbers/numbers.log",
+    conda:
+        "../envs/cpu.yaml"
+    script:
+        "../workflow/scripts/numbers.py"
