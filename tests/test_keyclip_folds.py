@@ -119,7 +119,7 @@ def test_dish_family_is_the_curated_family_or_the_titles_singular_head_noun():
 
 def test_the_shipped_families_group_the_near_duplicates_the_review_named(tmp_path):
     from cookproc.keyclips.folds import dish_family, read_dish_families
-    from tests.fixtures import REPO
+    from fixtures import REPO
 
     curated = read_dish_families(REPO / "workflow" / "schemas" / "dish-families.tsv")
     for pair in (("cottage pie", "shepherd's pie"), ("salmon sashimi", "tuna sashimi"),

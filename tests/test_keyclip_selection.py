@@ -157,7 +157,7 @@ def test_nested_neural_run_chooses_per_fold_and_one_candidate_equals_run_neural(
     from cookproc.keyclips.inputs import text_inputs
     from cookproc.keyclips.neural import NetCandidate, net_candidates, run_nested_neural, run_neural
     from cookproc.keyclips.train import KeyClipTrainConfig
-    from tests.test_keyclip_inputs import _toy_benchmark
+    from test_keyclip_inputs import _toy_benchmark
 
     clips = _toy_benchmark(n_recipes=12)
     labels = clips["is_key"].to_numpy()

@@ -24,14 +24,33 @@ def script_logging(smk):
     """Send stderr and ``logging`` to ``smk.log[0]``; log the traceback of a failure, then re-raise.
     Also points cookproc.wordnet at the rule's ``wordnet`` input (none: WordNet raises), and sets
     the job's provenance, which every Parquet file it writes carries (cookproc.core.provenance)."""
+    previous = os.environ.get(NLTK_DATA_ENV)
     os.environ[NLTK_DATA_ENV] = str(smk.input.wordnet) if "wordnet" in smk.input.keys() else ""
-    log_path = smk.log[0] if len(smk.log) else None
+    try:
+        with _logging_to(smk.log[0] if len(smk.log) else None) as handle:
+            try:
+                # Every Parquet file the job writes carries its provenance (the start time goes to the log).
+                provenance.start_job(smk)
+                yield logging.getLogger(f"cookproc.{smk.rule}" if handle else "cookproc")
+            except BaseException:
+                if handle:
+                    traceback.print_exc(file=handle)
+                raise
+            finally:
+                provenance.end_job()
+    finally:
+        # A caller that outlives the job (a test, a notebook) gets its environment back.
+        if previous is None:
+            os.environ.pop(NLTK_DATA_ENV, None)
+        else:
+            os.environ[NLTK_DATA_ENV] = previous
+
+
+@contextlib.contextmanager
+def _logging_to(log_path):
+    """stderr and the root logger into ``log_path`` for the block (nothing when it is None)."""
     if log_path is None:
-        provenance.start_job(smk)
-        try:
-            yield logging.getLogger("cookproc")
-        finally:
-            provenance.end_job()
+        yield None
         return
     with open(log_path, "w", encoding="utf-8", buffering=1) as handle:
         old_stderr = sys.stderr
@@ -42,14 +61,8 @@ def script_logging(smk):
         root.addHandler(handler)
         root.setLevel(logging.INFO)
         try:
-            # Every Parquet file the job writes carries its provenance (the start time goes to this log).
-            provenance.start_job(smk)
-            yield logging.getLogger(f"cookproc.{smk.rule}")
-        except BaseException:
-            traceback.print_exc(file=handle)
-            raise
+            yield handle
         finally:
-            provenance.end_job()
             root.removeHandler(handler)
             sys.stderr = old_stderr
 
