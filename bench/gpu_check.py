@@ -107,7 +107,7 @@ def encoder_folder(name: str, root: Path, *, tiny: bool) -> tuple[Path, str]:
             if name == "all-MiniLM-L6-v2":
                 from cookproc.keyclips.sentence_encoder import local_model_dir
                 return local_model_dir(None), "real weights"
-            from cookproc.encoders import resolve
+            from cookproc.data.encoders import resolve
             return resolve(name), "real weights"
     arch = dict(ARCHITECTURES[name])
     kind = arch.pop("kind")

@@ -18,15 +18,15 @@ import time
 
 import yaml
 
-from cookproc.keyclips.crossval import cross_validate
+from cookproc.learn.crossval import cross_validate
 from cookproc.keyclips.finetune import FinetuneConfig, finetune_folds, load_bottom
-from cookproc.keyclips.folds import clip_folds, read_folds
-from cookproc.keyclips.inputs import frame_sets, read_clips_parquet, text_inputs, tsm_sets
+from cookproc.learn.folds import clip_folds, read_folds
+from cookproc.learn.inputs import frame_sets, read_clips_parquet, text_inputs, tsm_sets
 from cookproc.keyclips.neural import TunedSentences, run_neural, set_torch_threads
-from cookproc.keyclips.sentence_vectors import clip_text_features
+from cookproc.learn.sentence_vectors import clip_text_features
 from cookproc.keyclips.tfidf import tfidf_fit_predict
 from cookproc.keyclips.train import KeyClipTrainConfig
-from cookproc.metrics import score_keyclips
+from cookproc.evaluation.metrics import score_keyclips
 
 
 def main() -> None:

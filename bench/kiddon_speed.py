@@ -29,11 +29,11 @@ BUDGET_S = 300.0
 
 def run(upstream: Path, iterations: int) -> dict:
     """Train and segment once; timings, sizes and digests of the outputs."""
-    from cookproc.dataset import read_benchmark_csv, read_repairs
+    from cookproc.data.dataset import read_benchmark_csv, read_repairs
     from cookproc.kiddon.corpus import read_lexicon_words, read_transcripts
     from cookproc.kiddon.outputs import clip_tuples, key_clips, segment_clips
     from cookproc.kiddon.segmenter import Segmenter, Settings, corpus_sentences, train
-    from cookproc.wordnet import has_verb_synset, wordnet
+    from cookproc.data.wordnet import has_verb_synset, wordnet
 
     youcook2 = upstream / "youcook2"
     wall, cpu = time.perf_counter(), time.process_time()

@@ -31,7 +31,7 @@ def write_results(work: Path, n_clips: int, corpus_clips: int) -> None:
 
     from corpus_memory import write_synthetic_dataset
     from cookproc.core.schemas import CLIP_KEY, CLIPS, GOLD_ARG_ROLES, KEYCLIPS, write_parquet
-    from cookproc.corpus import write_dataset_metadata
+    from cookproc.app.corpus import write_dataset_metadata
 
     rng = random.Random(0)
     clips, systems = [], {"neural-text": [], "srl-heur-spacy": []}

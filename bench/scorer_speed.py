@@ -55,7 +55,7 @@ def reference_cells(gold, pred, predicted_key):
 
 
 def our_cells(gold, pred, predicted_key, workers=1):
-    from cookproc.metrics import SimilarityCache, score_table5_cells
+    from cookproc.evaluation.metrics import SimilarityCache, score_table5_cells
 
     cache = SimilarityCache(workers)
     cells = {}
@@ -73,9 +73,9 @@ def main() -> int:
                         help="processes for our scorer (a pool pays off only for far more pairs than one system has)")
     args = parser.parse_args()
 
-    from cookproc.dataset import read_benchmark_csv, read_repairs
-    from cookproc.systems import import_upstream_keyclips, import_upstream_srl
-    from cookproc.tables import gold_sets, keyclip_flags, prediction_sets
+    from cookproc.data.dataset import read_benchmark_csv, read_repairs
+    from cookproc.evaluation.systems import import_upstream_keyclips, import_upstream_srl
+    from cookproc.evaluation.tables import gold_sets, keyclip_flags, prediction_sets
 
     yc = args.upstream / "youcook2"
     clips = read_benchmark_csv(yc / "reviewed_0812.csv", repairs=read_repairs(REPO / "workflow/schemas/upstream-repairs.tsv"))
@@ -87,7 +87,7 @@ def main() -> int:
 
     timings = {}
     results = {}
-    for name, fn in (("reference (fuzzywuzzy + munkres)", reference_cells), ("ours (cookproc.metrics)", functools.partial(our_cells, workers=args.workers))):
+    for name, fn in (("reference (fuzzywuzzy + munkres)", reference_cells), ("ours (cookproc.evaluation.metrics)", functools.partial(our_cells, workers=args.workers))):
         best = float("inf")
         for _ in range(args.repeat):
             start = time.perf_counter()
@@ -101,7 +101,7 @@ def main() -> int:
           f"ours with {args.workers} worker process(es), the reference single-process as upstream's")
     for name, seconds in timings.items():
         print(f"  {name:<34} {seconds:8.2f} s")
-    ratio = timings["reference (fuzzywuzzy + munkres)"] / timings["ours (cookproc.metrics)"]
+    ratio = timings["reference (fuzzywuzzy + munkres)"] / timings["ours (cookproc.evaluation.metrics)"]
     print(f"  identical numbers: {identical} (max abs difference {max_diff:.3g})")
     print(f"  speed ratio reference/ours: {ratio:.1f}x (target >= 5x)")
     return 0 if identical else 1

@@ -23,10 +23,10 @@ if WORKFLOW_PYTHON_DIR not in sys.path:
 from cookproc.core.config_schema import ConfigError, error_source, optional_path, validate_config  # noqa: E402 (needs the path above)
 from snakemake.exceptions import WorkflowError  # noqa: E402
 from cookproc.core.deps import STORE as WORKFLOW_STORE  # noqa: E402
-from cookproc.corpus import METADATA_FILE, PARTITION_FILE, corpus_files, shard_files  # noqa: E402
-from cookproc.subtitles import SUBTITLE_EXTENSIONS  # noqa: E402
-from cookproc.upstream import FILES as UPSTREAM_FILES, FOLDERS as UPSTREAM_FOLDERS  # noqa: E402
-from cookproc.systems import USER_NAME as USER_SYSTEM_NAME, scan_user_systems  # noqa: E402
+from cookproc.app.corpus import METADATA_FILE, PARTITION_FILE, corpus_files, shard_files  # noqa: E402
+from cookproc.app.subtitles import SUBTITLE_EXTENSIONS  # noqa: E402
+from cookproc.data.upstream import FILES as UPSTREAM_FILES, FOLDERS as UPSTREAM_FOLDERS  # noqa: E402
+from cookproc.evaluation.systems import USER_NAME as USER_SYSTEM_NAME, scan_user_systems  # noqa: E402
 from snakemake.logging import logger  # noqa: E402
 from cookproc.video.frames import VideoError, find_video  # noqa: E402
 
@@ -245,7 +245,7 @@ def user_lexicon():
     return USER["lexicon"] or upstream("youcook2/1.2.cooking_vocab.strict_filtered.unsorted.lst")
 
 
-# How a file becomes a procedure (cookproc.procedures.ProcedureSettings): params of rule
+# How a file becomes a procedure (cookproc.app.procedures.ProcedureSettings): params of rule
 # user_procedures and of the corpus shards alike, and the model files those settings read.
 # The key-clip selector reaches the scripts as an input only (input.keyclip_model).
 USER_SETTINGS = {key: USER[key] for key in ("segmentation", "max_clip_s", "drop_sound_tags", "extractor",
@@ -274,7 +274,7 @@ def report_caption(name):
 CORPUS = config["corpus"]
 CORPUS_DIR = f"results/corpus/{CORPUS['name']}"
 CORPUS_SHARDS = CORPUS["shards"]
-# The corpus dataset: one hive-style partition per shard (cookproc.corpus.PARTITION_FILE), written
+# The corpus dataset: one hive-style partition per shard (cookproc.app.corpus.PARTITION_FILE), written
 # by the shard's job, and _metadata, the shards' footers and manifest, written by corpus_dataset.
 CORPUS_DATASET = f"{CORPUS_DIR}/procedures"
 CORPUS_SHARD_FILE = f"{CORPUS_DATASET}/shard={{shard}}/part-0.parquet"

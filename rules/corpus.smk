@@ -2,9 +2,9 @@
 # (config `corpus`; by default every transcript of the upstream youcook2/transcript/), extracted
 # with the `user` section's settings in `corpus.shards` jobs into one partitioned dataset,
 # results/corpus/<name>/procedures/ (hive-style: shard=NNNNN/part-0.parquet per shard, and
-# _metadata, the shards' footers and manifest; cookproc.corpus). No job reads every row: the
+# _metadata, the shards' footers and manifest; cookproc.app.corpus). No job reads every row: the
 # Markdown and the report read the dataset shard by shard. A video's shard is fixed by a hash of
-# its id (cookproc.corpus.shard_of), so adding files reruns only the shards that receive them.
+# its id (cookproc.app.corpus.shard_of), so adding files reruns only the shards that receive them.
 # `snakemake corpus_all` builds the dataset (and the single-file export when corpus.single_file).
 
 
@@ -19,7 +19,7 @@ rule corpus_shard:
     output:
         clips=CORPUS_SHARD_FILE,
     wildcard_constraints:
-        # Five digits or more (cookproc.corpus.PARTITION_FILE; a {5,} would read as a wildcard).
+        # Five digits or more (cookproc.app.corpus.PARTITION_FILE; a {5,} would read as a wildcard).
         shard=r"\d\d\d\d\d+",
     params:
         code=code_fingerprint("corpus_shard"),

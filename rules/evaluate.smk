@@ -1,8 +1,8 @@
 # Scoring: Table 4 (key clips) and Table 5 (tuples), tidy and laid out like the paper.
 import re
 
-from cookproc.bootstrap import check_resamples, declared_family
-from cookproc.tables import NO_SEED, seeds_label
+from cookproc.evaluation.bootstrap import check_resamples, declared_family
+from cookproc.evaluation.tables import NO_SEED, seeds_label
 
 # The runs behind each learned system's rows. The neural selectors: every configured seed (Table 4
 # shows mean ± sd; intervals and significance use the mean of the per-seed metrics); the other

@@ -2,7 +2,7 @@
 # laid out by the workflow itself in a folder of its working directory, so that a job finds it in
 # the .venv and under --software-deployment-method conda alike (on a cluster, on the shared file
 # system), never in one environment's own install. The spaCy model and the MiniLM encoder are pip
-# packages of envs/*.yaml; all-mpnet-base-v2 is in data/encoders (cookproc.encoders).
+# packages of envs/*.yaml; all-mpnet-base-v2 is in data/encoders (cookproc.data.encoders).
 
 
 rule wordnet:

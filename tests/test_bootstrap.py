@@ -3,7 +3,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from cookproc.bootstrap import (DECLARED_PAIR, TABLE4_CELL, VS_PAPER_BEST, bootstrap_p_value, check_resamples,
+from cookproc.evaluation.bootstrap import (DECLARED_PAIR, TABLE4_CELL, VS_PAPER_BEST, bootstrap_p_value, check_resamples,
                                 declared_family, holm, interval, keyclip_resamples, macro_prf_resamples,
                                 required_resamples, resample_counts, significance_table, smallest_p_value,
                                 table4_intervals, table5_intervals, video_weights, videos_and_clusters)
@@ -36,7 +36,7 @@ def test_identical_videos_give_a_point_interval():
 
 
 def test_keyclip_resamples_without_resampling_equal_the_plain_scores():
-    from cookproc.metrics import score_keyclips
+    from cookproc.evaluation.metrics import score_keyclips
 
     rng = np.random.default_rng(3)
     gold, pred = rng.random(60) < 0.4, rng.random(60) < 0.5

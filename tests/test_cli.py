@@ -1,4 +1,4 @@
-"""The `cookproc` console command (cookproc.cli): Markdown and JSON from a subtitle file, the JSON
+"""The `cookproc` console command (cookproc.app.cli): Markdown and JSON from a subtitle file, the JSON
 valid against the procedure schema, settings from a workflow config, and bad input answered with
 the file, line and cue and a non-zero exit, without a traceback."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from cookproc.procedures import DOCUMENT_SCHEMA
+from cookproc.app.procedures import DOCUMENT_SCHEMA
 from fixtures import LEXICON
 from test_procedures import SOUP_VTT
 
@@ -53,7 +53,7 @@ def test_json_with_progress_bar_follows_the_schema(inputs):
 def test_null_and_none_in_any_case_ask_for_no_trained_model(inputs):
     """`--keyclips NULL --tuples None` means what `--keyclips none` does (as in the rules'
     `--config`): the SRL extractor decides and extracts; no folder named "NULL" is looked for."""
-    from cookproc.cli import main
+    from cookproc.app.cli import main
 
     out = inputs / "soup-null.json"
     assert main(["extract", str(inputs / "soup.vtt"), "--lexicon", str(inputs / "cooking.lst"),
@@ -143,7 +143,7 @@ def selector_dir(tmp_path_factory):
 def test_a_trained_selector_decides_the_key_clips_and_gives_their_probabilities(inputs, selector_dir):
     from cookproc.keyclips.deploy import read_model_json
 
-    from cookproc.cli import main
+    from cookproc.app.cli import main
 
     threshold = read_model_json(selector_dir)["spec"]["threshold"]
     # The installed command once; then in this process (the same code, without a second start-up):

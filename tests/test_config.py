@@ -181,7 +181,7 @@ def test_the_library_never_imports_snakemake():
     import subprocess
     import sys
 
-    code = ("import sys; import cookproc.core.config_schema as c, cookproc.cli; c.validate_config({}); "
+    code = ("import sys; import cookproc.core.config_schema as c, cookproc.app.cli; c.validate_config({}); "
             "assert not [m for m in sys.modules if m.split('.')[0] == 'snakemake'], 'snakemake imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO,
                    env={"PYTHONPATH": str(REPO / "workflow"), "PATH": "/usr/bin:/bin"})

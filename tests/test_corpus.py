@@ -1,4 +1,4 @@
-"""Procedures over a corpus (rules/corpus.smk, cookproc.corpus): shard assignment, the scatter over
+"""Procedures over a corpus (rules/corpus.smk, cookproc.app.corpus): shard assignment, the scatter over
 shards into one partitioned dataset, read by pyarrow.dataset and DuckDB as the same rows as the
 single-file export of a single-shard run (row for row; the exports byte for byte); the dataset's
 _metadata and its checks; adding a file reruns one shard; bad input names its file; the same
@@ -13,7 +13,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from cookproc.corpus import (CORPUS_CLIPS, corpus_files, documents_table, gather_shards, iter_shards, partition_path,
+from cookproc.app.corpus import (CORPUS_CLIPS, corpus_files, documents_table, gather_shards, iter_shards, partition_path,
                              read_manifest, shard_files, shard_of, tidy_dataset, write_dataset_metadata)
 from cookproc.core.errors import InputError
 from cookproc.core.schemas import CLIP_KEY, SchemaError, write_parquet
@@ -250,7 +250,7 @@ def test_three_shards_read_as_one_table_what_one_shard_gives(tmp_path, upstream,
 
 @pytest.mark.slow
 def test_the_corpus_report_reads_the_dataset(three_shards):
-    from cookproc.report import corpus_summary_html
+    from cookproc.evaluation.report import corpus_summary_html
 
     run_snakemake(three_shards, "results/report/corpus/tiny.html")
     page = (three_shards / "results/report/corpus/tiny.html").read_text(encoding="utf-8")

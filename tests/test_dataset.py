@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from cookproc.dataset import (Repair, parse_timestamp, read_benchmark_csv, read_repairs, split_items,
+from cookproc.data.dataset import (Repair, parse_timestamp, read_benchmark_csv, read_repairs, split_items,
                               video_durations_from_manifest)
 from cookproc.core.errors import InputError
 from fixtures import HEADER, n_clips

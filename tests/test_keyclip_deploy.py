@@ -168,7 +168,7 @@ def test_the_model_card_gives_the_cross_validated_scores_and_the_threshold(train
 
 
 def test_video_chunks_never_split_a_video():
-    from cookproc.procedures import video_chunks
+    from cookproc.app.procedures import video_chunks
 
     videos = ["a"] * 3 + ["b"] * 1 + ["c"] * 4 + ["d"] * 2
     assert video_chunks(videos, 4) == [(0, 4), (4, 8), (8, 10)]
@@ -179,8 +179,8 @@ def test_video_chunks_never_split_a_video():
 def test_selected_key_clips_score_each_video_alone(artifact, monkeypatch):
     """Chunks of whole videos (a corpus shard scores thousands) give what one pass gives: a clip's
     score depends on its own video only, so shards and chunking never change it."""
-    from cookproc import procedures
-    from cookproc.procedures import SelectedKeyClips, make_extractor
+    from cookproc.app import procedures
+    from cookproc.app.procedures import SelectedKeyClips, make_extractor
 
     sentences = ["so really good", "chop the onion now", "and salt", "we like this soup", "chop the soup",
                  "now we chop", "really good soup"]
@@ -203,7 +203,7 @@ def test_the_candidate_that_wins_on_inner_validation_is_chosen_though_it_loses_e
     validation clips perfectly and every other clip backwards; the net alone (head_weight 0) the
     reverse. Choosing on the inner-validation recipes must pick the head, the loser outside them;
     a choice that looked at any other clip would pick the net."""
-    from cookproc.metrics import score_keyclips
+    from cookproc.evaluation.metrics import score_keyclips
 
     clips = _clips()
     inner = clips["recipe"].isin(["r0", "r3"]).to_numpy()
@@ -345,7 +345,7 @@ def test_sentence_encoders_refuse_foreign_modules_and_pickles(encoder, tmp_path)
 
 def test_the_shipped_encoders_hold_safetensors_and_pass_the_check():
     """The packaged MiniLM and, when installed, all-mpnet-base-v2 (data/encoders) load as before."""
-    from cookproc import encoders
+    from cookproc.data import encoders
     from cookproc.core.artifacts import refuse_unsafe_model_files
     from cookproc.keyclips.sentence_encoder import default_encoder_path, load_sentence_encoder
 

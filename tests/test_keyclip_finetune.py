@@ -9,7 +9,7 @@ from cookproc.keyclips import finetune as ft
 from cookproc.keyclips.finetune import (FinetuneConfig, finetune_folds, finetune_sentence_vectors, length_batches,
                                         load_bottom)
 from cookproc.keyclips.sentence_encoder import mean_pool
-from cookproc.keyclips.tuned_vectors import read_tuned_vectors, tuned_vectors_table
+from cookproc.learn.tuned_vectors import read_tuned_vectors, tuned_vectors_table
 
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "chop", "the", "onion", "now", "we", "like", "this", "stir",
          "soup", "so", "really", "good", "and", "salt"]
@@ -138,8 +138,8 @@ def test_tuned_vectors_round_trip_through_parquet_and_bad_files_are_named(bert, 
     import pyarrow.parquet as pq
 
     from cookproc.core.errors import InputError
-    from cookproc.keyclips.folds import clip_folds
-    from cookproc.keyclips.tuned_vectors import tuned_vectors_schema
+    from cookproc.learn.folds import clip_folds
+    from cookproc.learn.tuned_vectors import tuned_vectors_schema
     from cookproc.core.schemas import write_parquet
 
     sentences, labels = _sentences(120)
@@ -169,8 +169,8 @@ def test_tuned_vectors_round_trip_through_parquet_and_bad_files_are_named(bert, 
 
 
 def test_cross_validation_with_tuned_vectors_scores_every_clip_once(bert):
-    from cookproc.keyclips.folds import clip_folds
-    from cookproc.keyclips.inputs import text_inputs
+    from cookproc.learn.folds import clip_folds
+    from cookproc.learn.inputs import text_inputs
     from cookproc.keyclips.neural import TunedSentences, neural_fit_predict, run_neural
     from cookproc.keyclips.train import KeyClipTrainConfig
 
@@ -202,7 +202,7 @@ def test_cross_validation_with_tuned_vectors_scores_every_clip_once(bert):
 
 
 def test_held_out_fold_names_the_one_fold_of_the_test_clips_among_those_with_inputs():
-    from cookproc.keyclips.crossval import held_out_fold
+    from cookproc.learn.crossval import held_out_fold
 
     fold = np.repeat([0, 1, 2], 4)
     assert held_out_fold(fold, np.arange(4, 8), {0: None, 1: None, 2: None}) == 1
@@ -213,11 +213,11 @@ def test_held_out_fold_names_the_one_fold_of_the_test_clips_among_those_with_inp
 
 
 def test_the_installed_mpnet_splits_like_the_whole_encoder():
-    """The real all-mpnet-base-v2 that setup.sh installs (cookproc.encoders): loadable offline, and
+    """The real all-mpnet-base-v2 that setup.sh installs (cookproc.data.encoders): loadable offline, and
     its top 6 layers on the cached bottom give the whole encoder's sentence vectors."""
     from transformers import AutoModel, AutoTokenizer
 
-    from cookproc.encoders import resolve
+    from cookproc.data.encoders import resolve
 
     path = resolve("all-mpnet-base-v2")
     sentences = ["now chop the onions finely", "add a pinch of salt and stir it in", "hi guys"]

@@ -5,8 +5,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from cookproc.core.errors import InputError
-from cookproc.keyclips.crossval import cross_validate, keyclips_table
-from cookproc.keyclips.folds import FOLDS, assign_folds, clip_folds, folds_table, make_folds, read_folds, split_indices
+from cookproc.learn.crossval import cross_validate, keyclips_table
+from cookproc.learn.folds import FOLDS, assign_folds, clip_folds, folds_table, make_folds, read_folds, split_indices
 from cookproc.core.schemas import KEYCLIPS, conform, write_parquet
 
 
@@ -108,7 +108,7 @@ def test_folds_file_round_trip_and_errors(tmp_path):
 
 
 def test_dish_family_is_the_curated_family_or_the_titles_singular_head_noun():
-    from cookproc.keyclips.folds import dish_family
+    from cookproc.learn.folds import dish_family
 
     curated = {"pizza marghetta": "pizza"}
     assert dish_family("cottage pie", curated) == dish_family("shepherd's pie", curated) == "pie"
@@ -118,7 +118,7 @@ def test_dish_family_is_the_curated_family_or_the_titles_singular_head_noun():
 
 
 def test_the_shipped_families_group_the_near_duplicates_the_review_named(tmp_path):
-    from cookproc.keyclips.folds import dish_family, read_dish_families
+    from cookproc.learn.folds import dish_family, read_dish_families
     from fixtures import REPO
 
     curated = read_dish_families(REPO / "workflow" / "schemas" / "dish-families.tsv")

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from cookproc.core.errors import InputError
-from cookproc.keyclips.crossval import cross_validate, keyclips_table
-from cookproc.keyclips.folds import clip_folds, make_folds
-from cookproc.keyclips.inputs import (context_features, frame_sets, layout_features, read_clips_parquet, shift_rows,
+from cookproc.learn.crossval import cross_validate, keyclips_table
+from cookproc.learn.folds import clip_folds, make_folds
+from cookproc.learn.inputs import (context_features, frame_sets, layout_features, read_clips_parquet, shift_rows,
                                       text_inputs, tsm_sets)
 from cookproc.keyclips.lexical import build_vocabulary, terms, token_matrix
 from cookproc.keyclips.neural import run_neural

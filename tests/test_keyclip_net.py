@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 import torch
 
-from cookproc.keyclips.inputs import VisualSets
+from cookproc.learn.inputs import VisualSets
 from cookproc.keyclips.net import KeyClipNet, masked_attention, outer_fusion
-from cookproc.keyclips.thresholds import best_threshold
+from cookproc.learn.thresholds import best_threshold
 from cookproc.keyclips.train import ClipInputs, KeyClipTrainConfig, predict, train_model
 
 torch.set_num_threads(1)
@@ -99,7 +99,7 @@ def test_f1_accuracy_threshold_trades_a_little_f1_for_accuracy():
 
 
 def test_calibrated_thresholds_follow_the_platt_probabilities():
-    from cookproc.keyclips.thresholds import platt_scaling
+    from cookproc.learn.thresholds import platt_scaling
 
     rng = np.random.default_rng(0)
     true_p = rng.uniform(0.01, 0.99, 40000)

@@ -1,14 +1,14 @@
-"""Nested selection (cookproc.keyclips.selection, crossval.nested_cross_validate): each outer fold
+"""Nested selection (cookproc.learn.selection, crossval.nested_cross_validate): each outer fold
 chooses its candidate on its own inner-validation recipes, never on its test recipes."""
 import numpy as np
 import pytest
 import torch
 
-from cookproc.keyclips.crossval import Candidate, candidates_with_heads, cross_validate, nested_cross_validate
-from cookproc.keyclips.folds import clip_folds, make_folds
-from cookproc.keyclips.selection import (candidate_grid, choose, crossfit_value, decision_measure,
+from cookproc.learn.crossval import Candidate, candidates_with_heads, cross_validate, nested_cross_validate
+from cookproc.learn.folds import clip_folds, make_folds
+from cookproc.learn.selection import (candidate_grid, choose, crossfit_value, decision_measure,
                                          validation_halves)
-from cookproc.keyclips.thresholds import best_threshold
+from cookproc.learn.thresholds import best_threshold
 
 torch.set_num_threads(1)
 
@@ -154,7 +154,7 @@ def test_candidates_with_heads_blend_each_model_at_every_weight():
 
 
 def test_nested_neural_run_chooses_per_fold_and_one_candidate_equals_run_neural():
-    from cookproc.keyclips.inputs import text_inputs
+    from cookproc.learn.inputs import text_inputs
     from cookproc.keyclips.neural import NetCandidate, net_candidates, run_nested_neural, run_neural
     from cookproc.keyclips.train import KeyClipTrainConfig
     from test_keyclip_inputs import _toy_benchmark

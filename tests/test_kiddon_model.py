@@ -113,7 +113,7 @@ def test_hard_em_objective_never_decreases_on_real_transcripts(mirror):
     youcook2 = mirror / "youcook2"
     documents = read_transcripts(youcook2 / "transcript")[:80]
     lexicon = read_lexicon_words(youcook2 / "1.2.cooking_vocab.strict_filtered.unsorted.lst")
-    from cookproc.wordnet import has_verb_synset
+    from cookproc.data.wordnet import has_verb_synset
 
     _, history = train(corpus_sentences(documents), lexicon, has_verb_synset, iterations=15)
     assert_objective_never_decreases(history)

@@ -1,7 +1,7 @@
 """The cooking lexicon rebuilt the paper's way."""
 from collections import Counter
 
-from cookproc.lexicon import build_lexicon, count_first_words, first_word, overlap_report
+from cookproc.data.lexicon import build_lexicon, count_first_words, first_word, overlap_report
 
 
 def test_first_word():

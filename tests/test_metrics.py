@@ -6,8 +6,8 @@ import random
 import numpy as np
 import pytest
 
-from cookproc import metrics
-from cookproc.metrics import (SimilarityCache, counted_clips, fuzz_partial_ratio, fuzz_ratio, mask_predictions,
+from cookproc.evaluation import metrics
+from cookproc.evaluation.metrics import (SimilarityCache, counted_clips, fuzz_partial_ratio, fuzz_ratio, mask_predictions,
                               score_clips, score_keyclips, score_table5_cells, true_positives)
 
 S = frozenset
@@ -58,8 +58,8 @@ def _random_strings(n, seed):
 
 
 def test_scorer_uses_the_compiled_similarities():
-    # `pip install -e .` builds cookproc._fuzz; without it the scorer is several times slower.
-    from cookproc import _fuzz
+    # `pip install -e .` builds cookproc.evaluation._fuzz; without it the scorer is several times slower.
+    from cookproc.evaluation import _fuzz
 
     assert metrics.COMPILED and fuzz_ratio is _fuzz.ratio and fuzz_partial_ratio is _fuzz.partial_ratio
 

@@ -1,4 +1,4 @@
-"""results/numbers.json and the docs' result tables rendered from it (cookproc.numbers), and the
+"""results/numbers.json and the docs' result tables rendered from it (cookproc.evaluation.numbers), and the
 deployed models' cards against the table rows of the same systems."""
 import csv
 import json
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cookproc import numbers as nb
+from cookproc.evaluation import numbers as nb
 from cookproc.core.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -119,7 +119,7 @@ def test_the_command_renders_checks_and_exits_non_zero_on_a_difference(tmp_path)
     doc.write_text(TEMPLATE, encoding="utf-8")
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "cookproc.numbers", *args, str(doc), "--numbers", str(path)],
+        return subprocess.run([sys.executable, "-m", "cookproc.evaluation.numbers", *args, str(doc), "--numbers", str(path)],
                               capture_output=True, text=True)
 
     assert run("check").returncode == 1
@@ -207,7 +207,7 @@ def test_the_fixture_run_renders_every_block_and_the_check_names_a_changed_numbe
 
     doc = tmp_path / "doc.md"
     doc.write_text(FIXTURE_DOC, encoding="utf-8")
-    cmd = [sys.executable, "-m", "cookproc.numbers", "--numbers", str(numbers_run / "results/numbers.json")]
+    cmd = [sys.executable, "-m", "cookproc.evaluation.numbers", "--numbers", str(numbers_run / "results/numbers.json")]
     assert subprocess.run([*cmd[:3], "render", str(doc), *cmd[3:]], capture_output=True, text=True).returncode == 0
     text = doc.read_text(encoding="utf-8")
     neural = next(r for r in numbers["table4"] if r["system"] == "neural-text")

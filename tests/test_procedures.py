@@ -8,13 +8,13 @@ from fractions import Fraction
 import jsonschema
 import pytest
 
-from cookproc.procedures import (DOCUMENT_SCHEMA, MODELS, ClipExtraction, DocumentError, ProcedureSettings,
+from cookproc.app.procedures import (DOCUMENT_SCHEMA, MODELS, ClipExtraction, DocumentError, ProcedureSettings,
                                  ProcedureTuple, frames_to_extraction, make_extractor, parse_model,
                                  procedure_document, procedure_documents, to_json, to_markdown, video_info,
                                  write_procedure)
 from cookproc.core.errors import InputError
 from cookproc.srl.frames import Chunk
-from cookproc.subtitles import Clip, SubtitleError, read_clips_and_segmentation
+from cookproc.app.subtitles import Clip, SubtitleError, read_clips_and_segmentation
 from fixtures import make_workdir, run_snakemake
 
 LEXICON = frozenset({"chop", "add", "stir", "heat"})

@@ -1,4 +1,4 @@
-"""Provenance in every Parquet file (cookproc.core.provenance) and `cookproc inspect` (cookproc.inspection),
+"""Provenance in every Parquet file (cookproc.core.provenance) and `cookproc inspect` (cookproc.app.inspection),
 on files written in a simulated job; the fixture workflow's own files are checked in test_workflow.py."""
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 import yaml
 from snakemake.iocontainers import Namedlist
 
-from cookproc import inspection
-from cookproc.cli import main as cli_main
+from cookproc.app import inspection
+from cookproc.app.cli import main as cli_main
 from cookproc.core import provenance
 from cookproc.core.logs import script_logging
 from cookproc.core.schemas import KEYCLIPS, write_parquet
@@ -150,7 +150,7 @@ def test_inspect_names_a_changed_input_and_changed_code(run_dir):
     record = stored(path)
     record["script"] = "workflow/scripts/keyclips_folds.py"
     record["code"] = code_fingerprint(REPO / record["script"], REPO / "workflow" / "cookproc", REPO)
-    module = "workflow/cookproc/keyclips/folds.py"
+    module = "workflow/cookproc/learn/folds.py"
     record["code_files"] = {rel: hashlib.sha256((REPO / rel).read_bytes()).hexdigest()[:16]
                             for rel in (record["script"], module)}
     assert inspection.code_changes(record) == []
@@ -180,7 +180,7 @@ def test_a_damaged_file_is_reported_damaged_without_a_traceback_and_left_in_plac
 
 def test_the_command_prints_json_and_the_lineage(run_dir):
     job_write(run_dir)
-    proc = subprocess.run([sys.executable, "-m", "cookproc.cli", "inspect", "--json", "results/keyclips/demo.parquet"],
+    proc = subprocess.run([sys.executable, "-m", "cookproc.app.cli", "inspect", "--json", "results/keyclips/demo.parquet"],
                           capture_output=True, text=True, cwd=run_dir)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["provenance"]["rule"] == "keyclips_demo"

@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 from cookproc.core.schemas import CLIP_KEY, CLIPS, GOLD_ARG_ROLES, KEYCLIPS, write_parquet
-from cookproc.corpus import CORPUS_CLIPS, documents_table, partition_path, shard_of, write_dataset_metadata
-from cookproc.report import per_recipe_scores, summarise_corpus
+from cookproc.app.corpus import CORPUS_CLIPS, documents_table, partition_path, shard_of, write_dataset_metadata
+from cookproc.evaluation.report import per_recipe_scores, summarise_corpus
 from fixtures import REPO
 
 

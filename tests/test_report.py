@@ -8,8 +8,8 @@ import subprocess
 import pyarrow as pa
 import pytest
 
-from cookproc.metrics import score_keyclips
-from cookproc.report import csv_page, keyclip_errors, per_recipe_scores, tuple_errors
+from cookproc.evaluation.metrics import score_keyclips
+from cookproc.evaluation.report import csv_page, keyclip_errors, per_recipe_scores, tuple_errors
 from cookproc.core.schemas import CLIPS, GOLD_ARG_ROLES
 from fixtures import UPSTREAM_SYSTEMS_ONLY, make_workdir, run_snakemake
 
@@ -187,9 +187,9 @@ def test_html_report_in_chromium(tmp_path, tiny_upstream):
 
 
 def test_procedure_page_lists_the_key_steps_in_order_with_their_probability():
-    from cookproc.procedures import ClipExtraction, ProcedureTuple, procedure_document
-    from cookproc.report import procedure_html
-    from cookproc.subtitles import Clip
+    from cookproc.app.procedures import ClipExtraction, ProcedureTuple, procedure_document
+    from cookproc.evaluation.report import procedure_html
+    from cookproc.app.subtitles import Clip
     from test_procedures import SETTINGS
 
     clips = [Clip(0.0, 3.0, "hey everybody <welcome>", [1]), Clip(3.0, 6.0, "whisk the eggs", [5]),
@@ -213,8 +213,8 @@ def test_procedure_page_lists_the_key_steps_in_order_with_their_probability():
 
 
 def test_corpus_summary_counts_steps_per_video_and_ranks_verbs_and_arguments():
-    from cookproc.corpus import CORPUS_CLIPS
-    from cookproc.report import corpus_summary_html
+    from cookproc.app.corpus import CORPUS_CLIPS
+    from cookproc.evaluation.report import corpus_summary_html
 
     def row(video, i, key, verbs, args):
         return {"video_id": video, "clip_idx": i, "source": f"{video}.txt", "start_s": None, "end_s": None,
@@ -239,8 +239,8 @@ def test_the_corpus_summary_added_shard_by_shard_is_the_whole_tables():
 
     import pyarrow.compute as pc
 
-    from cookproc.corpus import CORPUS_CLIPS
-    from cookproc.report import CorpusSummary, corpus_summary_html
+    from cookproc.app.corpus import CORPUS_CLIPS
+    from cookproc.evaluation.report import CorpusSummary, corpus_summary_html
 
     rng = random.Random(3)
     rows = [{"video_id": f"v{v}", "clip_idx": i, "source": f"v{v}.txt", "start_s": None, "end_s": None,

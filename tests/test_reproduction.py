@@ -3,9 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from cookproc.dataset import read_benchmark_csv, read_repairs
-from cookproc.systems import import_upstream_keyclips, import_upstream_srl
-from cookproc.tables import fmt, table4, table5
+from cookproc.data.dataset import read_benchmark_csv, read_repairs
+from cookproc.evaluation.systems import import_upstream_keyclips, import_upstream_srl
+from cookproc.evaluation.tables import fmt, table4, table5
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -462,13 +462,13 @@ def test_a_changed_intermediate_reruns_everything_downstream_of_it(sandbox, work
 
 
 def test_compiled_module_counts_by_its_c_source(tmp_path):
-    # metrics imports cookproc._fuzz (compiled): its C source is what an edit changes, so a rule
+    # metrics imports cookproc.evaluation._fuzz (compiled): its C source is what an edit changes, so a rule
     # whose script reaches metrics lists _fuzz.c, and one that does not, does not.
     from cookproc.core.deps import imported_library_files
 
     library = REPO / "workflow" / "cookproc"
     scorer = tmp_path / "scorer.py"
-    scorer.write_text("from cookproc.metrics import score_keyclips\n")
+    scorer.write_text("from cookproc.evaluation.metrics import score_keyclips\n")
     other = tmp_path / "other.py"
     other.write_text("import cookproc.core.errors\n")
     assert library / "_fuzz.c" in imported_library_files(scorer, library)

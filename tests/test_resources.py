@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from snakemake.iocontainers import Namedlist
 
-from cookproc import wordnet
+from cookproc.data import wordnet
 from cookproc.core.logs import NLTK_DATA_ENV, script_logging
 from fixtures import REPO, make_workdir, run_snakemake, write_tiny_upstream
 
@@ -53,7 +53,7 @@ def test_only_cookproc_wordnet_uses_nltk_and_never_its_global_wordnet():
                     users.setdefault(path.relative_to(REPO).as_posix(), set()).add(name)
     # The reader class and the data path: not nltk.corpus.wordnet or WordNetLemmatizer, whose
     # loader searches NLTK's default path, <sys.prefix>/nltk_data (the .venv's) included.
-    assert users == {"workflow/cookproc/wordnet.py": {"nltk.data", "nltk.corpus.reader.wordnet"}}
+    assert users == {"workflow/cookproc/data/wordnet.py": {"nltk.data", "nltk.corpus.reader.wordnet"}}
 
 
 def test_rules_profiles_and_envs_name_no_venv_path():

@@ -165,7 +165,7 @@ def can_read_wordnet(script: str) -> bool:
 
 def test_a_rule_takes_the_workflows_wordnet_exactly_when_its_script_can_read_wordnet(rules):
     # A job reads WordNet only from its rule's `wordnet` input, the folder rule `wordnet` lays out
-    # (cookproc.core.logs.script_logging hands it to cookproc.wordnet); without it WordNet raises.
+    # (cookproc.core.logs.script_logging hands it to cookproc.data.wordnet); without it WordNet raises.
     folder = rules["wordnet"]["outputs"]
     assert folder == ["resources/nltk_data"]
     wrong = {}

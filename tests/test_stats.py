@@ -5,7 +5,7 @@ import pyarrow as pa
 import pytest
 
 from cookproc.core.schemas import CLIPS
-from cookproc.stats import field_statistics, most_frequent, table2
+from cookproc.evaluation.stats import field_statistics, most_frequent, table2
 
 
 def clips_table(rows):
@@ -45,7 +45,7 @@ def test_most_frequent_breaks_ties_alphabetically():
 def test_real_table2(mirror):
     from pathlib import Path
 
-    from cookproc.dataset import read_benchmark_csv, read_repairs
+    from cookproc.data.dataset import read_benchmark_csv, read_repairs
 
     repo = Path(__file__).resolve().parents[1]
     clips = read_benchmark_csv(mirror / "youcook2/reviewed_0812.csv", repairs=read_repairs(repo / "workflow/schemas/upstream-repairs.tsv"))

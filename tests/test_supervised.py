@@ -3,8 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cookproc.keyclips.crossval import cross_validate
-from cookproc.keyclips.folds import clip_folds, make_folds, split_indices
+from cookproc.learn.crossval import cross_validate
+from cookproc.learn.folds import clip_folds, make_folds, split_indices
 from cookproc.supervised import extract
 from cookproc.supervised import tuples as T
 from cookproc.supervised.keyclips import logreg_fit_predict
@@ -138,8 +138,8 @@ def test_gains_split_by_presence_in_the_sentence():
 
 
 def test_regression_candidates_cover_windows_and_C_and_read_each_folds_own_vectors():
-    from cookproc.keyclips.crossval import nested_cross_validate, candidates_with_heads
-    from cookproc.keyclips.tuned_vectors import FoldVectors
+    from cookproc.learn.crossval import nested_cross_validate, candidates_with_heads
+    from cookproc.learn.tuned_vectors import FoldVectors
     from cookproc.supervised.keyclips import regression_candidates
 
     clips = toy_clips()

@@ -6,10 +6,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from cookproc.dataset import read_benchmark_csv
+from cookproc.data.dataset import read_benchmark_csv
 from cookproc.core.errors import InputError
 from cookproc.core.schemas import KEYCLIPS, TUPLES
-from cookproc.systems import (import_upstream_keyclips, import_upstream_srl, read_user_keyclips, read_user_tuples,
+from cookproc.evaluation.systems import (import_upstream_keyclips, import_upstream_srl, read_user_keyclips, read_user_tuples,
                               write_jsonl)
 from fixtures import VIDEOS, n_clips
 
@@ -187,7 +187,7 @@ def test_an_upper_case_extension_is_read(tmp_path, clips):
 
 
 def test_the_folder_scan_lists_every_bad_file_in_one_message(tmp_path):
-    from cookproc.systems import scan_user_systems
+    from cookproc.evaluation.systems import scan_user_systems
 
     folder = tmp_path / "systems"
     folder.mkdir()
@@ -217,7 +217,7 @@ def test_the_folder_scan_lists_every_bad_file_in_one_message(tmp_path):
 
 
 def test_the_import_job_names_a_missing_or_doubled_system_file(tmp_path):
-    from cookproc.systems import user_system_file
+    from cookproc.evaluation.systems import user_system_file
 
     assert user_system_file(["d/x.keyclips.jsonl"], "keyclips", "x", "d") == Path("d/x.keyclips.jsonl")
     with pytest.raises(InputError, match=r"^d: user system 'x' \(tuples\): 2 files, x.tuples.jsonl, "

@@ -5,7 +5,7 @@ import pyarrow as pa
 import pytest
 
 from cookproc.core.schemas import KEYCLIPS, TUPLES
-from cookproc.tables import (BINARY_ONLY, NO_SCORES, block_label, predicted_counting_constants, seeds_label, table4,
+from cookproc.evaluation.tables import (BINARY_ONLY, NO_SCORES, block_label, predicted_counting_constants, seeds_label, table4,
                              table4_wide, table5, table5_wide, threshold_free_scores, threshold_rule_summary)
 
 GOLD = [True, False, True, False, False, True]

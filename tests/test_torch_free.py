@@ -28,16 +28,17 @@ TORCH_FREE = (
     # The key-clip stage's CPU side: folds, the cross-validation driver and its nested selection,
     # thresholds and Platt scaling, inputs, lexical terms, TF-IDF, seed summaries, stored sentence vectors.
     "cookproc.keyclips",
-    "cookproc.keyclips.crossval",
-    "cookproc.keyclips.folds",
-    "cookproc.keyclips.inputs",
+    "cookproc.learn",
+    "cookproc.learn.crossval",
+    "cookproc.learn.folds",
+    "cookproc.learn.inputs",
     "cookproc.keyclips.lexical",
-    "cookproc.keyclips.selection",
-    "cookproc.keyclips.sentence_vectors",
+    "cookproc.learn.selection",
+    "cookproc.learn.sentence_vectors",
     "cookproc.keyclips.summary",
     "cookproc.keyclips.tfidf",
-    "cookproc.keyclips.thresholds",
-    "cookproc.keyclips.tuned_vectors",
+    "cookproc.learn.thresholds",
+    "cookproc.learn.tuned_vectors",
     # The supervised stage.
     "cookproc.supervised",
     "cookproc.supervised.clipfeatures",
@@ -60,17 +61,17 @@ TORCH_FREE = (
     "cookproc.core.schemas",
     # What they import from the rest of the library.
     "cookproc",
-    "cookproc._fuzz",
-    "cookproc.metrics",
+    "cookproc.evaluation._fuzz",
+    "cookproc.evaluation.metrics",
     "cookproc.srl",
     "cookproc.srl.baselines",
     "cookproc.srl.frames",
-    "cookproc.tables",
-    "cookproc.wordnet",
+    "cookproc.evaluation.tables",
+    "cookproc.data.wordnet",
     # Procedure documents and their report and corpus pages (the extractors that fill them need torch).
-    "cookproc.documents",
-    "cookproc.report",
-    "cookproc.corpus",
+    "cookproc.app.documents",
+    "cookproc.evaluation.report",
+    "cookproc.app.corpus",
 )
 
 #: Modules that import torch when they are imported.
@@ -147,7 +148,7 @@ def test_the_core_has_no_lazy_torch_import_either():
     # An import inside a function escapes the import test above; the source scan sees it (and does
     # see the encoder's lazy ones, so an empty result is not for want of looking).
     python_files = [f for f in map(module_file, TORCH_FREE) if f.exists()]
-    assert len(python_files) == len(TORCH_FREE) - 1  # all but the compiled cookproc._fuzz
+    assert len(python_files) == len(TORCH_FREE) - 1  # all but the compiled cookproc.evaluation._fuzz
     assert sorted(set(third_party_imports(python_files)) & set(BLOCKED)) == []
     encoder = [LIBRARY / "keyclips" / "sentence_encoder.py"]
     assert {"torch", "transformers", "sentence_transformers"} <= set(third_party_imports(encoder))
@@ -157,5 +158,5 @@ def test_the_core_has_no_lazy_torch_import_either():
 def test_cpu_scripts_import_only_the_torch_free_core(script):
     """So the rule runs in envs/cpu.yaml, and its code fingerprint leaves out the net and fine-tuning."""
     modules = {module_name(p) for p in imported_library_files(SCRIPTS / f"{script}.py", LIBRARY)}
-    assert "cookproc.keyclips" in modules or "cookproc.supervised" in modules  # the scan follows the library
+    assert modules & {"cookproc.keyclips", "cookproc.supervised", "cookproc.learn"}  # the scan follows the library
     assert sorted(modules - set(TORCH_FREE)) == []

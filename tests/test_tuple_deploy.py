@@ -11,8 +11,8 @@ import pytest
 
 from cookproc.core.errors import InputError
 from cookproc.core.schemas import write_parquet
-from cookproc.keyclips.folds import clip_folds, make_folds
-from cookproc.keyclips.sentence_vectors import text_features_schema, text_features_table
+from cookproc.learn.folds import clip_folds, make_folds
+from cookproc.learn.sentence_vectors import text_features_schema, text_features_table
 from cookproc.srl.frames import SRL_FRAMES
 from cookproc.supervised import deploy
 from test_supervised import LEXICON, PARAMS, lemma
@@ -151,7 +151,7 @@ def test_an_incomplete_artifact_is_refused(artifact, tmp_path):
 
 
 def test_procedures_take_verbs_and_arguments_from_the_artifact_and_need_a_selector(tmp_path):
-    from cookproc.procedures import ProcedureSettings, SupervisedTuples, load_extractor
+    from cookproc.app.procedures import ProcedureSettings, SupervisedTuples, load_extractor
 
     clips = unsaid_verb_clips()
     path = _artifact(tmp_path, clips, settings=PARAMS | {"prior_verbs": 0}, vectors=False)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from cookproc.core.errors import InputError
-from cookproc.upstream import compute_checksums, download, format_checksums, verify
+from cookproc.data.upstream import compute_checksums, download, format_checksums, verify
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cookproc.keyclips.folds import clip_folds, make_folds, split_indices
+from cookproc.learn.folds import clip_folds, make_folds, split_indices
 from cookproc.supervised import extract
 from cookproc.supervised.verbclf import VerbClassifier, add_classifier_candidates
 from test_supervised import LEXICON, PARAMS, lemma, toy_clips

@@ -207,9 +207,9 @@ def test_tuned_tie_key_lands_on_the_published_visual_cells(mirror):
     give visual-only verbs fuzzy F1 31.2-33.3 over 18 seeds). Oracle fusion keeps every member word
     equal to a gold item, so its verbs exact cell (the last assertion) does not depend on the key.
     """
-    from cookproc.dataset import read_benchmark_csv, read_repairs, video_durations_from_manifest
-    from cookproc.metrics import SimilarityCache, score_clips
-    from cookproc.systems import import_upstream_srl
+    from cookproc.data.dataset import read_benchmark_csv, read_repairs, video_durations_from_manifest
+    from cookproc.evaluation.metrics import SimilarityCache, score_clips
+    from cookproc.evaluation.systems import import_upstream_srl
     from cookproc.video.align import align, clip_spans
     from cookproc.video.segments import import_upstream
 

@@ -9,7 +9,7 @@ import pyarrow.compute  # noqa: F401 (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 
-from cookproc.metrics import score_keyclips
+from cookproc.evaluation.metrics import score_keyclips
 from fixtures import (UPSTREAM_SYSTEMS_ONLY, VIDEOS, check_provenance_against_snakemake, deep_merge, make_workdir,
                       n_clips, run_snakemake)
 
@@ -187,7 +187,7 @@ def test_inspect_a_fixture_file_current_then_stale_after_a_config_change(finishe
     import yaml
 
     target = finished_run / "results/scores/table5_clips.parquet"
-    command = [sys.executable, "-m", "cookproc.cli", "inspect", str(target)]
+    command = [sys.executable, "-m", "cookproc.app.cli", "inspect", str(target)]
     proc = subprocess.run(command, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "rule       table5" in proc.stdout and "status     current" in proc.stdout

@@ -1,5 +1,5 @@
 """Parse the benchmark CSV into results/dataset/clips.parquet (one row per clip)."""
-from cookproc.dataset import read_benchmark_csv, read_repairs, video_durations_from_manifest
+from cookproc.data.dataset import read_benchmark_csv, read_repairs, video_durations_from_manifest
 from cookproc.core.logs import script_logging
 from cookproc.core.schemas import CLIP_KEY, CLIPS, write_parquet
 

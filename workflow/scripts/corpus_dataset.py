@@ -1,7 +1,7 @@
 """The corpus's shards -> the dataset's _metadata (their footers and a manifest; no row is read)."""
 import os
 
-from cookproc.corpus import tidy_dataset, write_dataset_metadata
+from cookproc.app.corpus import tidy_dataset, write_dataset_metadata
 from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:

@@ -1,7 +1,7 @@
 """The corpus dataset -> one Parquet file (every row in memory: the export of a small corpus)."""
 import os
 
-from cookproc.corpus import CORPUS_CLIPS, dataset_partitions, gather_shards
+from cookproc.app.corpus import CORPUS_CLIPS, dataset_partitions, gather_shards
 from cookproc.core.logs import script_logging
 from cookproc.core.schemas import CLIP_KEY, write_parquet
 

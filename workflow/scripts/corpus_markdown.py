@@ -2,7 +2,7 @@
 read one shard at a time."""
 import os
 
-from cookproc.corpus import write_markdown
+from cookproc.app.corpus import write_markdown
 from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:

@@ -1,8 +1,8 @@
 """One shard of a corpus: its transcripts / subtitles -> procedure documents -> clip rows (Parquet)."""
-from cookproc.corpus import CORPUS_CLIPS, documents_table
+from cookproc.app.corpus import CORPUS_CLIPS, documents_table
 from cookproc.core.logs import script_logging
 from cookproc.core.torch_runtime import configure_torch
-from cookproc.procedures import LoggedProgress, ProcedureSettings, procedure_documents
+from cookproc.app.procedures import LoggedProgress, ProcedureSettings, procedure_documents
 from cookproc.core.schemas import CLIP_KEY, write_parquet
 
 with script_logging(snakemake) as log:

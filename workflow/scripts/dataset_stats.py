@@ -1,8 +1,8 @@
 """Table 2 (statistics of gold verbs and arguments) and Figure 3 (most frequent items)."""
 from cookproc.core.logs import script_logging
 from cookproc.core.schemas import CLIPS, atomic_write_text, read_parquet
-from cookproc.stats import plot_frequencies, table2
-from cookproc.tables import tidy_csv
+from cookproc.evaluation.stats import plot_frequencies, table2
+from cookproc.evaluation.tables import tidy_csv
 
 with script_logging(snakemake) as log:
     clips = read_parquet(snakemake.input.clips, CLIPS)

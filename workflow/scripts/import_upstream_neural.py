@@ -1,7 +1,7 @@
 """The paper's neural key-clip predictions as the key-clip system upstream-neural."""
 from cookproc.core.logs import script_logging
 from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, read_parquet, write_parquet
-from cookproc.systems import import_upstream_keyclips
+from cookproc.evaluation.systems import import_upstream_keyclips
 
 with script_logging(snakemake) as log:
     clips = read_parquet(snakemake.input.clips, CLIPS)

@@ -5,11 +5,11 @@ from cookproc.core.logs import script_logging
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import pyarrow as pa
 
-    from cookproc.bootstrap import table4_intervals
+    from cookproc.evaluation.bootstrap import table4_intervals
     from cookproc.keyclips.deploy import metadata, model_card, save_selector, train_selector
     from cookproc.keyclips.finetune import FinetuneConfig
-    from cookproc.keyclips.folds import clip_folds, read_folds
-    from cookproc.keyclips.inputs import align_rows, read_clips_parquet
+    from cookproc.learn.folds import clip_folds, read_folds
+    from cookproc.learn.inputs import align_rows, read_clips_parquet
     from cookproc.keyclips.summary import score_run
     from cookproc.keyclips.train import KeyClipTrainConfig
     from cookproc.core.schemas import KEYCLIPS, read_parquet

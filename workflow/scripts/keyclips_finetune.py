@@ -7,9 +7,9 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
 
     from cookproc.core.torch_runtime import configure_torch
     from cookproc.keyclips.finetune import FinetuneConfig, finetune_folds, load_bottom
-    from cookproc.keyclips.folds import clip_folds, read_folds
-    from cookproc.keyclips.inputs import read_clips_parquet
-    from cookproc.keyclips.tuned_vectors import tuned_vectors_schema, tuned_vectors_table
+    from cookproc.learn.folds import clip_folds, read_folds
+    from cookproc.learn.inputs import read_clips_parquet
+    from cookproc.learn.tuned_vectors import tuned_vectors_schema, tuned_vectors_table
     from cookproc.core.schemas import atomic_write_text, write_parquet
 
     smk = snakemake  # noqa: F821

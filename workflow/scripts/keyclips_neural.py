@@ -4,13 +4,13 @@ from cookproc.core.logs import script_logging
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
 
-    from cookproc.keyclips.crossval import keyclips_table
-    from cookproc.keyclips.folds import read_folds
-    from cookproc.keyclips.inputs import frame_sets, read_clips_parquet, text_inputs, tsm_sets
+    from cookproc.learn.crossval import keyclips_table
+    from cookproc.learn.folds import read_folds
+    from cookproc.learn.inputs import frame_sets, read_clips_parquet, text_inputs, tsm_sets
     from cookproc.keyclips.neural import net_candidates, run_nested_neural, set_torch_threads
-    from cookproc.keyclips.sentence_vectors import clip_text_features
+    from cookproc.learn.sentence_vectors import clip_text_features
     from cookproc.keyclips.train import KeyClipTrainConfig
-    from cookproc.keyclips.tuned_vectors import read_tuned_vectors
+    from cookproc.learn.tuned_vectors import read_tuned_vectors
     from cookproc.core.schemas import KEYCLIPS, atomic_write_text, write_parquet
 
     smk = snakemake  # noqa: F821

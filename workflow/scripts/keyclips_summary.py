@@ -2,7 +2,7 @@
 from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
-    from cookproc.keyclips.inputs import read_clips_parquet
+    from cookproc.learn.inputs import read_clips_parquet
     from cookproc.keyclips.summary import seed_summary
     from cookproc.core.schemas import atomic_write_text
 

@@ -2,9 +2,9 @@
 from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
-    from cookproc.keyclips.crossval import cross_validate, keyclips_table
-    from cookproc.keyclips.folds import clip_folds, read_folds
-    from cookproc.keyclips.inputs import read_clips_parquet
+    from cookproc.learn.crossval import cross_validate, keyclips_table
+    from cookproc.learn.folds import clip_folds, read_folds
+    from cookproc.learn.inputs import read_clips_parquet
     from cookproc.keyclips.tfidf import tfidf_fit_predict
     from cookproc.core.schemas import KEYCLIPS, write_parquet
 

@@ -5,7 +5,7 @@ from cookproc.kiddon.corpus import ITERATIONS, iterations_table, read_lexicon_wo
 from cookproc.kiddon.segmenter import Settings, corpus_sentences, train
 from cookproc.core.logs import script_logging
 from cookproc.core.schemas import atomic_write_text, write_parquet
-from cookproc.wordnet import has_verb_synset
+from cookproc.data.wordnet import has_verb_synset
 
 with script_logging(snakemake) as log:
     started = time.perf_counter()

@@ -2,7 +2,7 @@
 from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:
-    from cookproc.lexicon import build_lexicon, count_first_words, overlap_report
+    from cookproc.data.lexicon import build_lexicon, count_first_words, overlap_report
     from cookproc.core.schemas import CLIPS, atomic_write_text, read_parquet
     from cookproc.srl.baselines import read_lexicon_lines
 

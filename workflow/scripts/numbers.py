@@ -5,7 +5,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from pathlib import Path
 
     from cookproc.core.schemas import atomic_write_text
-    from cookproc.numbers import TABLES, collect, config_digest, dumps, git_state, today
+    from cookproc.evaluation.numbers import TABLES, collect, config_digest, dumps, git_state, today
 
     smk = snakemake  # noqa: F821
     # The checkout this workflow runs from (workflow/scripts/ is two levels below it).

@@ -5,7 +5,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import os
 
     from cookproc.core.schemas import atomic_write_text
-    from cookproc.report import page, summarise_corpus
+    from cookproc.evaluation.report import page, summarise_corpus
 
     smk = snakemake  # noqa: F821
     summary = summarise_corpus(os.path.dirname(smk.input.dataset))

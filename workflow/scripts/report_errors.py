@@ -1,6 +1,6 @@
 """Error analysis page of one system: most frequent false positives / negatives with sentences."""
 from cookproc.core.logs import script_logging
-from cookproc.report import keyclip_errors, page, tuple_errors
+from cookproc.evaluation.report import keyclip_errors, page, tuple_errors
 from cookproc.core.schemas import CLIPS, KEYCLIPS, TUPLES, atomic_write_text, read_parquet
 
 with script_logging(snakemake) as log:

@@ -1,9 +1,9 @@
 """Key-clip and tuple scores per recipe: a tidy CSV and two heatmaps."""
 from cookproc.core.logs import script_logging
-from cookproc.metrics import SimilarityCache
-from cookproc.report import per_recipe_scores, plot_per_recipe
+from cookproc.evaluation.metrics import SimilarityCache
+from cookproc.evaluation.report import per_recipe_scores, plot_per_recipe
 from cookproc.core.schemas import CLIPS, KEYCLIPS, TUPLES, atomic_write_text, read_parquet
-from cookproc.tables import tidy_csv
+from cookproc.evaluation.tables import tidy_csv
 
 with script_logging(snakemake) as log:
     p = snakemake.params

@@ -5,7 +5,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
 
     from cookproc.core.schemas import atomic_write_text
-    from cookproc.report import page, procedure_html
+    from cookproc.evaluation.report import page, procedure_html
 
     with open(snakemake.input.json, encoding="utf-8") as handle:  # noqa: F821
         document = json.load(handle)

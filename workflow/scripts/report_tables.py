@@ -1,6 +1,6 @@
 """Tables 2, 4 and 5 as HTML pages for the report."""
 from cookproc.core.logs import script_logging
-from cookproc.report import csv_page
+from cookproc.evaluation.report import csv_page
 from cookproc.core.schemas import atomic_write_text
 
 PAGES = {

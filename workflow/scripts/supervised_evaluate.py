@@ -5,11 +5,11 @@ from cookproc.core.logs import script_logging
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import pyarrow.csv as pcsv
 
-    from cookproc.keyclips.inputs import read_clips_parquet
+    from cookproc.learn.inputs import read_clips_parquet
     from cookproc.core.schemas import read_table
     from cookproc.supervised.extract import gain_by_presence
-    from cookproc.tables import align_to_clips, table4, table5
-    from cookproc.wordnet import verb_lemma
+    from cookproc.evaluation.tables import align_to_clips, table4, table5
+    from cookproc.data.wordnet import verb_lemma
 
     smk = snakemake  # noqa: F821
     # Sorted like read_clips_parquet, so the per-clip lists below line up with the frame.

@@ -5,11 +5,11 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
     import time
 
-    from cookproc.keyclips.crossval import candidates_with_heads, keyclips_table, nested_cross_validate
-    from cookproc.keyclips.folds import clip_folds, read_folds
-    from cookproc.keyclips.inputs import read_clips_parquet, tsm_sets
-    from cookproc.keyclips.sentence_vectors import clip_text_features
-    from cookproc.keyclips.tuned_vectors import read_tuned_vectors
+    from cookproc.learn.crossval import candidates_with_heads, keyclips_table, nested_cross_validate
+    from cookproc.learn.folds import clip_folds, read_folds
+    from cookproc.learn.inputs import read_clips_parquet, tsm_sets
+    from cookproc.learn.sentence_vectors import clip_text_features
+    from cookproc.learn.tuned_vectors import read_tuned_vectors
     from cookproc.core.schemas import KEYCLIPS, write_parquet
     from cookproc.srl.baselines import read_lexicon_lines
     from cookproc.supervised.clipfeatures import read_srl, srl_clip_features

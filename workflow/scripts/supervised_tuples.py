@@ -5,14 +5,14 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
     import time
 
-    from cookproc.keyclips.folds import clip_folds, read_folds
-    from cookproc.keyclips.inputs import read_clips_parquet
-    from cookproc.keyclips.sentence_vectors import clip_text_features
+    from cookproc.learn.folds import clip_folds, read_folds
+    from cookproc.learn.inputs import read_clips_parquet
+    from cookproc.learn.sentence_vectors import clip_text_features
     from cookproc.core.schemas import TUPLES, read_table, write_parquet
     from cookproc.srl.baselines import read_lexicon_lines
     from cookproc.supervised import extract
     from cookproc.supervised.clipfeatures import read_srl, read_tsm_words
-    from cookproc.wordnet import verb_lemma
+    from cookproc.data.wordnet import verb_lemma
 
     smk = snakemake  # noqa: F821
     p = dict(smk.params.model)

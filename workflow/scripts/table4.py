@@ -4,7 +4,7 @@ import json
 
 from cookproc.core.logs import script_logging
 from cookproc.core.schemas import CLIPS, KEYCLIPS, atomic_write_text, read_parquet
-from cookproc.tables import table4, table4_wide, threshold_rule_summary, tidy_csv, to_csv, to_markdown
+from cookproc.evaluation.tables import table4, table4_wide, threshold_rule_summary, tidy_csv, to_csv, to_markdown
 
 with script_logging(snakemake) as log:
     p = snakemake.params

@@ -1,9 +1,9 @@
 """Table 5: tuple extraction scores, oracle and predicted key clips (plus the masked variant), and
 the constant that the paper's counting of predicted key clips multiplies every oracle F1 by."""
 from cookproc.core.logs import script_logging
-from cookproc.metrics import SimilarityCache
+from cookproc.evaluation.metrics import SimilarityCache
 from cookproc.core.schemas import CLIP_SCORES, CLIPS, KEYCLIPS, TUPLES, atomic_write_text, read_parquet, write_parquet
-from cookproc.tables import (predicted_counting_constants, predicted_counting_note, table5_with_clip_scores,
+from cookproc.evaluation.tables import (predicted_counting_constants, predicted_counting_note, table5_with_clip_scores,
                              table5_wide, tidy_csv, to_csv, to_markdown)
 
 with script_logging(snakemake) as log:

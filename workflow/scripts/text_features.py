@@ -3,9 +3,9 @@ from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.core.torch_runtime import configure_torch
-    from cookproc.keyclips.inputs import read_clips_parquet
+    from cookproc.learn.inputs import read_clips_parquet
     from cookproc.keyclips.sentence_encoder import embed_sentences, load_sentence_encoder
-    from cookproc.keyclips.sentence_vectors import text_features_schema, text_features_table
+    from cookproc.learn.sentence_vectors import text_features_schema, text_features_table
     from cookproc.core.schemas import write_parquet
 
     p = snakemake.params  # noqa: F821

@@ -6,8 +6,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import time
 
     from cookproc.core.schemas import TUPLES, read_parquet, read_table
-    from cookproc.keyclips.folds import clip_folds, read_folds
-    from cookproc.keyclips.inputs import align_rows, read_clips_parquet
+    from cookproc.learn.folds import clip_folds, read_folds
+    from cookproc.learn.inputs import align_rows, read_clips_parquet
     from cookproc.srl.baselines import read_lexicon_lines
     from cookproc.supervised.deploy import model_card, oracle_scores, recipe_split, save_extractor, training_table
 

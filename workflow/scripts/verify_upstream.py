@@ -1,7 +1,7 @@
 """Check the upstream files against the pinned checksums and record what was read."""
 from cookproc.core.logs import script_logging
 from cookproc.core.schemas import atomic_write_text
-from cookproc.upstream import compute_checksums, format_checksums, verify
+from cookproc.data.upstream import compute_checksums, format_checksums, verify
 
 with script_logging(snakemake) as log:
     if snakemake.params.verify_checksums:

@@ -13,7 +13,7 @@ from typing import Callable, Iterable, Iterator, TypeVar
 
 from cookproc.core import provenance
 
-# The nltk_data folder cookproc.wordnet reads WordNet from. In a job it is the rule's `wordnet`
+# The nltk_data folder cookproc.data.wordnet reads WordNet from. In a job it is the rule's `wordnet`
 # input (rules/resources.smk), or empty when the rule declares none, so that WordNet is never
 # read from an environment's own install (the .venv's nltk_data, say) that a conda job lacks.
 NLTK_DATA_ENV = "COOKPROC_NLTK_DATA"
@@ -22,7 +22,7 @@ NLTK_DATA_ENV = "COOKPROC_NLTK_DATA"
 @contextlib.contextmanager
 def script_logging(smk):
     """Send stderr and ``logging`` to ``smk.log[0]``; log the traceback of a failure, then re-raise.
-    Also points cookproc.wordnet at the rule's ``wordnet`` input (none: WordNet raises), and sets
+    Also points cookproc.data.wordnet at the rule's ``wordnet`` input (none: WordNet raises), and sets
     the job's provenance, which every Parquet file it writes carries (cookproc.core.provenance)."""
     previous = os.environ.get(NLTK_DATA_ENV)
     os.environ[NLTK_DATA_ENV] = str(smk.input.wordnet) if "wordnet" in smk.input.keys() else ""

@@ -14,7 +14,7 @@ the job's ``snakemake`` object (duck-typed: this library never imports snakemake
 - ``params``: the rule's params (``code`` excepted) and ``params_hash``; ``config``: the config
   keys those params come from, ``{dotted key: value}``, found by value and name in the job's config
   (:func:`config_keys`), and ``config_hash``; ``untraced_params``: params that are no config value
-  as such (set in the rule file, or built from several keys), which :mod:`cookproc.inspection`
+  as such (set in the rule file, or built from several keys), which :mod:`cookproc.app.inspection`
   cannot check;
 - ``inputs``: each input's name, path and digest (:func:`file_digest`);
 - ``software``: Python and the versions of the packages the job imported that shape results, and

@@ -37,15 +37,15 @@ import torch
 
 from cookproc.core.artifacts import building_folder, read_model_json as read_artifact_json, refuse_unsafe_model_files
 from cookproc.core.errors import InputError
-from cookproc.keyclips.crossval import blend_scores
+from cookproc.learn.crossval import blend_scores
 from cookproc.keyclips.finetune import (FinetuneConfig, FrozenBottom, TunedTop, bottom_encoder, load_bottom, train_top,
                                         tuned_outputs)
-from cookproc.keyclips.inputs import text_inputs
+from cookproc.learn.inputs import text_inputs
 from cookproc.keyclips.lexical import build_vocabulary, token_matrix
 from cookproc.keyclips.net import KeyClipNet
-from cookproc.keyclips.selection import choose
+from cookproc.learn.selection import choose
 from cookproc.keyclips.sentence_encoder import load_pretrained
-from cookproc.keyclips.thresholds import best_threshold
+from cookproc.learn.thresholds import best_threshold
 from cookproc.keyclips.train import ClipInputs, KeyClipTrainConfig, predict, train_model
 
 log = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ def train_selector(clips: pd.DataFrame, inner_val: np.ndarray, *, encoder_path: 
 
     ``candidates`` (keyclips.neural.selection): lists of context windows, lexical flags, head weights
     and threshold rules; the combination chosen as each cross-validation fold chooses
-    (cookproc.keyclips.selection, on the inner-validation recipes) is the one saved. Settings not
+    (cookproc.learn.selection, on the inner-validation recipes) is the one saved. Settings not
     listed take the single values given.
     """
     if finetune.layers < 1:

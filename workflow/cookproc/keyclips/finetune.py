@@ -9,7 +9,7 @@ batches of similar length drawn from shuffled chunks). The epoch with the lowest
 loss is kept, and its mean-pooled sentence vectors for all clips replace the frozen ones as the
 key-clip net's ``s`` (cookproc.keyclips.neural). Test clips never touch the fine-tuning. The
 vectors and the tuned head's own probabilities of every fold are one Parquet file per seed (rule
-keyclips_finetune; written and read by cookproc.keyclips.tuned_vectors), so the net's settings can
+keyclips_finetune; written and read by cookproc.learn.tuned_vectors), so the net's settings can
 change without fine-tuning again.
 
 On a GPU a step of these small layers is bound by kernel launches and host work, not arithmetic
@@ -34,9 +34,9 @@ from torch import nn
 
 from cookproc.core.errors import InputError
 from cookproc.core.torch_runtime import is_cuda
-from cookproc.keyclips.folds import split_indices
+from cookproc.learn.folds import split_indices
 from cookproc.keyclips.sentence_encoder import load_pretrained, local_model_dir, mean_pool
-from cookproc.keyclips.tuned_vectors import FoldVectors
+from cookproc.learn.tuned_vectors import FoldVectors
 from cookproc.core.logs import Progress
 
 log = logging.getLogger(__name__)
@@ -340,7 +340,7 @@ def train_top(bottom: FrozenBottom, labels: np.ndarray, train_idx: np.ndarray, v
 
 def finetune_folds(bottom: FrozenBottom, labels: np.ndarray, fold: np.ndarray, inner: np.ndarray,
                    cfg: FinetuneConfig, seed: int) -> dict[int, FoldVectors]:
-    """One fine-tuning per held-out fold, on the other folds' training recipes (cookproc.keyclips.folds)."""
+    """One fine-tuning per held-out fold, on the other folds' training recipes (cookproc.learn.folds)."""
     out = {}
     folds = sorted(np.unique(fold).tolist())
     # One progress over every fold's batches: its ETA is that of the whole fine-tuning.

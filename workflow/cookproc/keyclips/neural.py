@@ -2,7 +2,7 @@
 
 Builds the net's inputs per fold (its own term vocabulary, the held-out fold's tuned sentence
 vectors) and hands :func:`neural_fit_predict` to the torch-free driver
-(cookproc.keyclips.crossval.nested_cross_validate), which chooses each fold's candidate settings
+(cookproc.learn.crossval.nested_cross_validate), which chooses each fold's candidate settings
 and threshold on that fold's inner-validation recipes.
 """
 from __future__ import annotations
@@ -15,13 +15,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from cookproc.keyclips.crossval import (CVResult, FitPredict, candidates_with_heads, held_out_fold,
+from cookproc.learn.crossval import (CVResult, FitPredict, candidates_with_heads, held_out_fold,
                                        nested_cross_validate)
-from cookproc.keyclips.folds import clip_folds
-from cookproc.keyclips.inputs import VisualSets
+from cookproc.learn.folds import clip_folds
+from cookproc.learn.inputs import VisualSets
 from cookproc.keyclips.lexical import build_vocabulary, token_matrix
 from cookproc.keyclips.train import ClipInputs, KeyClipTrainConfig, predict, train_model
-from cookproc.keyclips.tuned_vectors import FoldVectors
+from cookproc.learn.tuned_vectors import FoldVectors
 
 
 @dataclass

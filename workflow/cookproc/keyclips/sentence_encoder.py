@@ -8,7 +8,7 @@ transformer directory (e.g. ``bert-base-uncased``) with mean or [CLS] pooling.
 
 Identical sentences are encoded once; sentences are batched in length order (fewer pad tokens);
 the result is one float32 vector per clip. Loading and running the encoder needs torch; writing and
-reading the vectors does not (cookproc.keyclips.sentence_vectors).
+reading the vectors does not (cookproc.learn.sentence_vectors).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from cookproc import encoders
+from cookproc.data import encoders
 from cookproc.core.artifacts import refuse_unsafe_model_files
 from cookproc.core import provenance
 from cookproc.core.errors import InputError

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from cookproc.core.errors import InputError
-from cookproc.metrics import score_keyclips
-from cookproc.keyclips.inputs import align_rows
+from cookproc.evaluation.metrics import score_keyclips
+from cookproc.learn.inputs import align_rows
 from cookproc.core.schemas import KEYCLIPS, read_parquet
 
 _SEED = re.compile(r"\.seed(\d+)\.parquet$")

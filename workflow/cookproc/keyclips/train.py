@@ -3,7 +3,7 @@
 Deterministic on CPU for a given seed: the seed fixes the initial weights, the dropout masks and
 the mini-batch order (a private torch.Generator, not the global one). Early stopping watches the
 inner-validation loss and keeps the best epoch's weights; the decision threshold is then chosen on
-the same validation clips (cookproc.keyclips.thresholds), never on test clips.
+the same validation clips (cookproc.learn.thresholds), never on test clips.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from cookproc.keyclips.inputs import VisualSets
+from cookproc.learn.inputs import VisualSets
 from cookproc.keyclips.net import KeyClipNet
 from cookproc.core.logs import Progress
 

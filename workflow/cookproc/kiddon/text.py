@@ -11,7 +11,7 @@ import functools
 import re
 from typing import Sequence
 
-from cookproc.wordnet import has_verb_synset, verb_lemma, wordnet
+from cookproc.data.wordnet import has_verb_synset, verb_lemma, wordnet
 
 # Word classes (tags). Candidate verbs and the E-step's choices use CAND / PRED / NN.
 IN, TO, RB, PRP, CC, WH, VBG, DT, CD = "IN", "TO", "RB", "PRP", "CC", "W", "VBG", "DT", "CD"

@@ -61,7 +61,7 @@ def verbs_and_args(frames: Iterable[Sequence[Chunk]]) -> tuple[list[str], list[s
 def with_heuristics(frames: Sequence[Sequence[Chunk]], lexicon, lemma=None) -> tuple[bool, list[str], list[str]]:
     """(is_key, verbs, args) of one clip under upstream's heuristics."""
     if lemma is None:
-        from cookproc.wordnet import verb_lemma as lemma
+        from cookproc.data.wordnet import verb_lemma as lemma
     kept = []
     for frame in frames:
         filtered = filter_roles(frame)
@@ -84,7 +84,7 @@ def without_heuristics(frames: Sequence[Sequence[Chunk]], *, verb_form: str = "l
     verbs, args = verbs_and_args(frames)
     if verb_form == "lemma":
         if lemma is None:
-            from cookproc.wordnet import verb_lemma as lemma
+            from cookproc.data.wordnet import verb_lemma as lemma
         verbs = [lemma(v) for v in verbs]
     return bool(frames), verbs, args
 

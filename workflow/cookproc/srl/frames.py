@@ -43,7 +43,7 @@ class Chunk:
 
 def frame_rows(backend: str, video_id: str, clip_idx: int, frames: Sequence[Sequence[Chunk]]) -> list[dict]:
     """Rows of ``SRL_FRAMES`` for one clip. A frame must hold a ``V`` chunk."""
-    from cookproc.wordnet import verb_lemma
+    from cookproc.data.wordnet import verb_lemma
 
     rows = []
     for f, chunks in enumerate(frames):

@@ -1,6 +1,6 @@
 """Per-clip inputs of the supervised models: SRL statistics and TSM evidence, aligned with the clip order.
 
-The clip order is the benchmark's (sorted by video_id, clip_idx), as in :mod:`cookproc.keyclips.inputs`.
+The clip order is the benchmark's (sorted by video_id, clip_idx), as in :mod:`cookproc.learn.inputs`.
 """
 from __future__ import annotations
 

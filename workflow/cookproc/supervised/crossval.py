@@ -14,9 +14,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from cookproc.metrics import SimilarityCache, score_clips
-from cookproc.keyclips.folds import split_indices
-from cookproc.keyclips.selection import validation_halves
+from cookproc.evaluation.metrics import SimilarityCache, score_clips
+from cookproc.learn.folds import split_indices
+from cookproc.learn.selection import validation_halves
 from cookproc.core.logs import Progress
 from cookproc.supervised import tuples as T
 from cookproc.supervised.verbclf import VerbClassifier, add_classifier_candidates
@@ -121,7 +121,7 @@ def cross_validate_field(setup: FieldSetup, fold: np.ndarray, inner: np.ndarray,
 
     With several ``model_candidates`` each held-out fold chooses one on its own inner-validation
     recipes (nested selection): each candidate's threshold is chosen on one half of those recipes
-    and scored on the other, both ways (cookproc.keyclips.selection's cross-fitting); ``recipes``
+    and scored on the other, both ways (cookproc.learn.selection's cross-fitting); ``recipes``
     (per clip) makes the halves. Without, the one candidate is ``model_params`` with the classifier.
     ``held_out``: score only these folds (their clips' predictions; the others' stay None), as the
     deployed extractor does with new clips (cookproc.supervised.deploy).

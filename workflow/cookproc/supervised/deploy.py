@@ -21,7 +21,7 @@ classifier that scores the new clips, and gives the same tuples as fitting every
 (tested). The fits are seeded and their solvers deterministic, so the same call gives the same
 tuples; a clip's tuples depend on its own video's clips only, never on the other files of a call.
 Torch-free: the new sentences' vectors and SRL frames are computed by the caller
-(cookproc.procedures).
+(cookproc.app.procedures).
 """
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ import pyarrow as pa
 from cookproc.core.artifacts import building_folder, read_model_json
 from cookproc.core.errors import InputError
 from cookproc.core.schemas import read_table, write_parquet
-from cookproc.keyclips.sentence_vectors import clip_text_features
-from cookproc.metrics import SimilarityCache
+from cookproc.learn.sentence_vectors import clip_text_features
+from cookproc.evaluation.metrics import SimilarityCache
 from cookproc.supervised import extract
 from cookproc.supervised.clipfeatures import read_srl
 from cookproc.supervised.crossval import cross_validate_field
@@ -294,7 +294,7 @@ class TupleExtractor:
         classifier's benchmark probabilities as given; None: nested selection and every fit, as the
         cross-validation runs them (the verb classifier's result then goes to ``record``)."""
         if lemma is None:
-            from cookproc.wordnet import verb_lemma as lemma
+            from cookproc.data.wordnet import verb_lemma as lemma
         n_new = len(sentences)
         if len(videos) != n_new or len(frames) != n_new:
             raise ValueError(f"{n_new} sentences, {len(videos)} video ids and {len(frames)} SRL results")
@@ -347,9 +347,9 @@ def oracle_scores(clips: pd.DataFrame, verbs: Sequence[Sequence[str]], args: Seq
                   bootstrap: dict, system: str = "supervised-text") -> list[dict]:
     """Table 5's oracle-key-clip cells of a cross-validated run (verbs exact, arguments partial;
     percent) with their bootstrap intervals (``bootstrap``: the config's tables.bootstrap)."""
-    from cookproc.bootstrap import table5_intervals
+    from cookproc.evaluation.bootstrap import table5_intervals
     from cookproc.core.schemas import CLIP_SCORES
-    from cookproc.metrics import SimilarityCache, clip_scores, counted_clips
+    from cookproc.evaluation.metrics import SimilarityCache, clip_scores, counted_clips
 
     cache = SimilarityCache()
     rows = []

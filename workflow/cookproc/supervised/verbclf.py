@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from cookproc.keyclips.inputs import shift_rows
+from cookproc.learn.inputs import shift_rows
 from cookproc.supervised.tuples import add_proposed
 
 log = logging.getLogger(__name__)

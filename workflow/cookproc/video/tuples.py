@@ -36,7 +36,7 @@ from typing import Iterable, Sequence
 
 import pyarrow as pa
 
-from cookproc.metrics import fuzz_partial_ratio
+from cookproc.evaluation.metrics import fuzz_partial_ratio
 from cookproc.core.schemas import TUPLES
 from cookproc.video.epic import NOUN, VERB, EpicClasses
 
@@ -78,7 +78,7 @@ def choose_by_gold(class_key: str, candidates: Sequence[str], gold: Sequence[str
 def wordnet_neighbours(word: str, pos: str, max_senses: int) -> frozenset[str]:
     """Synonyms and 1-hop siblings of ``word`` in WordNet (first ``max_senses`` senses; 0 = all),
     as lower-case words with spaces."""
-    from cookproc.wordnet import wordnet
+    from cookproc.data.wordnet import wordnet
 
     wn = wordnet()
     synsets = wn.synsets(word.replace(" ", "_"), pos=pos)

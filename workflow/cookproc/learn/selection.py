@@ -19,8 +19,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from cookproc.keyclips.folds import assign_folds
-from cookproc.keyclips.thresholds import BASE_METRICS, best_threshold
+from cookproc.learn.folds import assign_folds
+from cookproc.learn.thresholds import BASE_METRICS, best_threshold
 
 #: What a candidate maximises on inner-validation clips (measured on the labels).
 SELECTION_OBJECTIVES = BASE_METRICS

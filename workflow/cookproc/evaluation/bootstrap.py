@@ -15,7 +15,7 @@ Significance is tested only for a short family of comparisons declared in the co
 (``tables.significance``, :func:`declared_family`): each of our systems against the paper's best
 system of the same cell, and declared pairs (ours vs upstream's). Table 5's predicted-key blocks
 enter only under the masked counting: under the paper's counting every system's F1 is its oracle
-F1 times one constant of the key-clip source (:func:`cookproc.tables.predicted_counting_constants`),
+F1 times one constant of the key-clip source (:func:`cookproc.evaluation.tables.predicted_counting_constants`),
 so a comparison there says nothing the oracle block does not. The p-values
 (:func:`bootstrap_p_value`) are Holm-adjusted over that family only, and the number of resamples
 must let the smallest attainable p-value pass Holm's first step (:func:`check_resamples`).

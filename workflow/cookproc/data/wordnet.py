@@ -8,7 +8,7 @@ as its ``wordnet`` input; :func:`cookproc.core.logs.script_logging` hands that i
 through ``$COOKPROC_NLTK_DATA``. WordNet is read from that one folder only, never from NLTK's
 search path (which includes the .venv's ``nltk_data``), so a job reads the same files in the
 .venv and in a conda env. Outside a job (tests, benchmarks, a shell) the folder is the
-repository's ``resources/nltk_data``, which setup.sh builds (``python -m cookproc.wordnet install``).
+repository's ``resources/nltk_data``, which setup.sh builds (``python -m cookproc.data.wordnet install``).
 Everything else in the library asks for WordNet through :func:`wordnet`, so a missing folder fails
 with one clear message.
 """
@@ -41,7 +41,7 @@ LEXNAMES = [
 ]
 _POS_NUMBER = {"adj": 3, "adv": 4, "noun": 1, "verb": 2}
 # Outside a workflow job: the folder setup.sh builds in this repository.
-REPOSITORY_NLTK_DATA = Path(__file__).resolve().parents[2] / "resources" / "nltk_data"
+REPOSITORY_NLTK_DATA = Path(__file__).resolve().parents[3] / "resources" / "nltk_data"
 
 
 def lexnames_text() -> str:
@@ -90,7 +90,7 @@ def _reader(nltk_data: str):
     if missing:
         raise RuntimeError(
             f"WordNet for NLTK is not laid out in {folder} (missing {missing[:3]}...): in the workflow "
-            "rule `wordnet` (rules/resources.smk) builds it; by hand, run `python -m cookproc.wordnet "
+            "rule `wordnet` (rules/resources.smk) builds it; by hand, run `python -m cookproc.data.wordnet "
             "install` (setup.sh does) after `apt-get install wordnet-base wordnet-sense-index`")
     import nltk.data
     from nltk.corpus.reader.wordnet import WordNetCorpusReader

@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from cookproc.keyclips.folds import split_indices
-from cookproc.keyclips.selection import choose
-from cookproc.keyclips.thresholds import best_threshold
+from cookproc.learn.folds import split_indices
+from cookproc.learn.selection import choose
+from cookproc.learn.thresholds import best_threshold
 from cookproc.core.logs import Progress
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def nested_cross_validate(fold: np.ndarray, inner: np.ndarray, labels: np.ndarra
 
     For held-out fold f, ``fit`` scores every candidate from the other folds' training recipes; the
     (candidate, threshold rule) with the best cross-fitted ``objective`` on their inner-validation
-    recipes (cookproc.keyclips.selection) is chosen, its threshold is chosen on all of those clips,
+    recipes (cookproc.learn.selection) is chosen, its threshold is chosen on all of those clips,
     and fold f is scored with it. With one candidate and one rule nothing is compared (``recipes``
     may then be None). Each fold's info records its choice and every candidate's value.
     """

@@ -5,13 +5,13 @@
                               [--tuples results/models/tuples-supervised-text | none]
     cookproc inspect FILE.parquet [--lineage] [--json] [--config config.yaml]
 
-``extract`` runs the library code of rule user_procedures (:func:`cookproc.procedures.extract_procedure`)
+``extract`` runs the library code of rule user_procedures (:func:`cookproc.app.procedures.extract_procedure`)
 with the same settings: the defaults of the config's ``user`` section, or the settings of a
 workflow config (``--config config.yaml``), options overriding single keys. Relative paths of a
 config are read from the config's folder (the defaults' from this checkout's folder, where the
 workflow runs). The document goes to stdout, or atomically to ``--output``. Bad input stops with
 the file, line and cue named and exit status 1, without a traceback. ``inspect`` shows what a
-Parquet file of the workflow holds, its provenance and whether it is current (cookproc.inspection).
+Parquet file of the workflow holds, its provenance and whether it is current (cookproc.app.inspection).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from cookproc.core.config_schema import optional_path
 from cookproc.core.errors import InputError
 
 #: The checkout's folder: the workflow's working directory, which default config paths are relative to.
-CHECKOUT = Path(__file__).resolve().parents[2]
+CHECKOUT = Path(__file__).resolve().parents[3]
 LEXICON_FILE = "youcook2/1.2.cooking_vocab.strict_filtered.unsorted.lst"
 EXIT_BAD_INPUT = 1
 
@@ -49,8 +49,8 @@ def _relative_to(base: Path, path: str) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    from cookproc.procedures import MODELS
-    from cookproc.subtitles import SEGMENTATIONS, SUBTITLE_EXTENSIONS
+    from cookproc.app.procedures import MODELS
+    from cookproc.app.subtitles import SEGMENTATIONS, SUBTITLE_EXTENSIONS
 
     top = argparse.ArgumentParser(prog="cookproc", description="Structured procedures from cooking videos' "
                                   "transcripts and subtitles (Xu et al., 2020).")
@@ -88,14 +88,14 @@ def parser() -> argparse.ArgumentParser:
     extract.add_argument("--config", metavar="YAML", help="take the settings from this workflow config")
     extract.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="progress bar on stderr (default: when stderr is a terminal)")
-    from cookproc.inspection import add_parser as add_inspect
+    from cookproc.app.inspection import add_parser as add_inspect
 
     add_inspect(commands)
     return top
 
 
 def extract(args: argparse.Namespace) -> None:
-    from cookproc.procedures import ProcedureSettings, ProgressBar, extract_procedure, parse_model, render
+    from cookproc.app.procedures import ProcedureSettings, ProgressBar, extract_procedure, parse_model, render
     from cookproc.core.schemas import atomic_write_text
 
     source = Path(args.file)
@@ -163,10 +163,10 @@ def extract(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "inspect":
-        from cookproc.inspection import run
+        from cookproc.app.inspection import run
 
         return run(args)
-    from cookproc.procedures import DocumentError
+    from cookproc.app.procedures import DocumentError
 
     try:
         extract(args)

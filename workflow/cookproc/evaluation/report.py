@@ -1,7 +1,7 @@
 """Material for the HTML report: tables as HTML pages, per-recipe scores and error analysis.
 
 * Per-recipe scores: Table 4's key-clip F1 and Table 5's oracle tuple F1 computed on each recipe's
-  clips alone (with :mod:`cookproc.metrics`, exactly as the tables), as a tidy table and heatmaps.
+  clips alone (with :mod:`cookproc.evaluation.metrics`, exactly as the tables), as a tidy table and heatmaps.
 * Error analysis, per system: which predictions are wrong most often, with the sentences they come
   from. Tuples are compared by exact match on the clips Table 5's oracle block counts (gold items
   for that field); an item predicted but not in the clip's gold set is a false positive, a gold
@@ -19,9 +19,9 @@ from typing import Mapping, Sequence
 
 import pyarrow as pa
 
-from cookproc.metrics import FIELDS, SimilarityCache, score_clips, score_keyclips
+from cookproc.evaluation.metrics import FIELDS, SimilarityCache, score_clips, score_keyclips
 from cookproc.core.schemas import KEYCLIPS, conform
-from cookproc.tables import align_to_clips, gold_sets, keyclip_flags, prediction_sets
+from cookproc.evaluation.tables import align_to_clips, gold_sets, keyclip_flags, prediction_sets
 
 #: Per-recipe scores, tidy: one row per recipe x system x field (``keyclips`` for Table 4's F1).
 PER_RECIPE = pa.schema(
@@ -257,7 +257,7 @@ def _tuples_text(tuples: Sequence[Mapping]) -> str:
 def procedure_html(document: Mapping) -> str:
     """The body of a user procedure's page: its key steps in order, with times, tuples, the key
     probability (or the extractor's score) and the sentence (a procedure document, checked)."""
-    from cookproc.documents import validate_document
+    from cookproc.app.documents import validate_document
 
     validate_document(document)
     clips = document["clips"]
@@ -358,7 +358,7 @@ class CorpusSummary:
 
 def summarise_corpus(dataset) -> CorpusSummary:
     """The :class:`CorpusSummary` of a corpus dataset folder, read one shard at a time."""
-    from cookproc.corpus import iter_shards
+    from cookproc.app.corpus import iter_shards
 
     summary = CorpusSummary()
     for _, clips in iter_shards(dataset, columns=CorpusSummary.COLUMNS):

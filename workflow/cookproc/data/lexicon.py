@@ -60,7 +60,7 @@ def build_lexicon(counts: Counter, *, min_count: int = 6, stop_list: Iterable[st
     """Words counted at least ``min_count`` times (paper: frequency > 5), with a WordNet verb
     synset, not in the stop list; sorted by falling frequency, then alphabetically."""
     if has_verb_synset is None:
-        from cookproc.wordnet import has_verb_synset
+        from cookproc.data.wordnet import has_verb_synset
     stop = set(stop_list)
     kept = [w for w, n in counts.items() if n >= min_count and w not in stop and has_verb_synset(w)]
     return sorted(kept, key=lambda w: (-counts[w], w))

@@ -21,7 +21,7 @@ from typing import Iterable
 
 import pyarrow as pa
 
-from .dataset import video_id_from_url
+from cookproc.data.dataset import video_id_from_url
 from cookproc.core.errors import InputError
 from cookproc.core.schemas import KEYCLIPS, TUPLES, read_table, to_table
 

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from cookproc.core.errors import InputError
 from cookproc.core.schemas import read_table
-from cookproc.keyclips.sentence_vectors import embedding_matrix
+from cookproc.learn.sentence_vectors import embedding_matrix
 
 
 @dataclass

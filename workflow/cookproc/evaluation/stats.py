@@ -19,8 +19,8 @@ from typing import Iterable, Sequence
 
 import pyarrow as pa
 
-from .dataset import split_items
-from .metrics import fuzz_ratio
+from cookproc.data.dataset import split_items
+from cookproc.evaluation.metrics import fuzz_ratio
 from cookproc.core.schemas import GOLD_ARG_ROLES
 
 PRONOUNS = frozenset({"it", "its", "they", "them", "their", "theirs"})

@@ -8,7 +8,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
-from .metrics import FIELDS, MODES, SimilarityCache, score_keyclips, score_table5_cells
+from cookproc.evaluation.metrics import FIELDS, MODES, SimilarityCache, score_keyclips, score_table5_cells
 from cookproc.core.schemas import CLIP_SCORES, KEYCLIPS, TABLE4, TABLE5, TUPLES, conform, to_table
 
 ORACLE = "oracle"

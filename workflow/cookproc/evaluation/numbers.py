@@ -11,7 +11,7 @@ column, so a new column of a table is in the file without a change here.
 The README and docs hold blocks between ``<!-- numbers:KIND attr=value ... -->`` and
 ``<!-- /numbers -->``. :func:`render_text` rewrites each block's body from the file (a stamp line
 naming the run, then a Markdown table); :func:`check_text` renders and compares, and names the
-block and its first differing number. ``python -m cookproc.numbers check README.md docs/*.md``
+block and its first differing number. ``python -m cookproc.evaluation.numbers check README.md docs/*.md``
 (or ``render``) runs them.
 
 Determinism: the file is JSON with sorted keys, the rows in the CSVs' order and the values as the
@@ -33,7 +33,7 @@ from typing import Iterable, Mapping, Sequence
 
 from cookproc.core.errors import InputError
 
-FORMAT = "cookproc.numbers"
+FORMAT = "cookproc.evaluation.numbers"
 FORMAT_VERSION = 1
 #: The result CSVs a numbers file can hold, by the key they get in it.
 TABLES = ("table4", "table5", "table4_ci", "table5_ci", "significance", "seeds")
@@ -422,7 +422,7 @@ def _drop_stamp(body: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m cookproc.numbers",
+        prog="python -m cookproc.evaluation.numbers",
         description="Render the README's and docs' result tables from results/numbers.json, or check them.")
     parser.add_argument("action", choices=["render", "check"],
                         help="render: rewrite every numbers block; check: exit 1 naming each block that differs")

@@ -4,7 +4,7 @@ shards into one partitioned Parquet dataset with one row per clip (rules/corpus.
 A video goes to the shard its id hashes to (:func:`shard_of`: BLAKE2b of the id modulo the shard
 count), not to a position in the sorted file list, so adding a file changes one shard's inputs
 and leaves every other shard's, and its result, as they were. Each shard's rows are exactly the
-clips of :func:`cookproc.procedures.procedure_documents` (validated procedure documents), so the
+clips of :func:`cookproc.app.procedures.procedure_documents` (validated procedure documents), so the
 dataset holds the same clips a single file gives through ``cookproc extract`` or rule
 user_procedures with the same settings.
 
@@ -37,8 +37,8 @@ from cookproc.core.errors import InputError
 from cookproc.core.schemas import (CLIP_KEY, DECODER_ERRORS, STRING_LIST, SchemaError, atomic_output, read_parquet,
                                    read_table, to_table)
 from cookproc.core.schemas import atomic_write_text
-from cookproc.documents import steps_markdown
-from cookproc.subtitles import SUBTITLE_EXTENSIONS, format_time
+from cookproc.app.documents import steps_markdown
+from cookproc.app.subtitles import SUBTITLE_EXTENSIONS, format_time
 
 #: One row per clip of every video of a corpus.
 CORPUS_CLIPS = pa.schema(
@@ -76,7 +76,7 @@ PARTITION_FILE = "shard={shard:05d}/part-0.parquet"
 PARTITION_RE = re.compile(r"shard=(\d{5,})/part-0\.parquet")
 #: The dataset's summary file: the shards' footers, and the manifest under MANIFEST_KEY.
 METADATA_FILE = "_metadata"
-MANIFEST_KEY = b"cookproc.corpus.manifest"
+MANIFEST_KEY = b"cookproc.app.corpus.manifest"
 
 
 def shard_of(video_id: str, n_shards: int) -> int:

@@ -11,7 +11,7 @@ The similarities equal fuzzywuzzy 0.18's ``fuzz.ratio`` / ``fuzz.partial_ratio``
 difflib backend (the backend that reproduces the paper; python-Levenshtein and rapidfuzz shift
 partial scores): same decorator semantics (equal strings → 100, an empty string → 0), same
 matching blocks (autojunk included), Python's round-half-even. They are computed by
-``cookproc._fuzz``, difflib's algorithm transcribed to C and compiled by ``pip install -e .``
+``cookproc.evaluation._fuzz``, difflib's algorithm transcribed to C and compiled by ``pip install -e .``
 (tests/test_metrics.py and bench/scorer_speed.py check it against fuzzywuzzy). Where that module
 was not built (e.g. a conda job without a compiler), the same functions run on
 ``cydifflib.SequenceMatcher``, a compiled re-implementation of difflib: the same numbers, slower,
@@ -47,7 +47,7 @@ _AUTOJUNK_LENGTH = 200
 
 def difflib_ratio(a: str, b: str) -> int:
     """fuzzywuzzy 0.18 ``fuzz.ratio`` with the difflib backend, on cydifflib (the reference
-    implementation of cookproc._fuzz.ratio)."""
+    implementation of cookproc.evaluation._fuzz.ratio)."""
     if a == b:
         return 100
     if not a or not b:
@@ -57,7 +57,7 @@ def difflib_ratio(a: str, b: str) -> int:
 
 def difflib_partial_ratio(a: str, b: str) -> int:
     """fuzzywuzzy 0.18 ``fuzz.partial_ratio`` with the difflib backend, on cydifflib (the reference
-    implementation of cookproc._fuzz.partial_ratio)."""
+    implementation of cookproc.evaluation._fuzz.partial_ratio)."""
     if a == b:
         return 100
     if not a or not b:
@@ -86,11 +86,11 @@ def difflib_partial_ratio(a: str, b: str) -> int:
 
 
 try:
-    from cookproc._fuzz import partial_ratio as fuzz_partial_ratio, ratio as fuzz_ratio
+    from cookproc.evaluation._fuzz import partial_ratio as fuzz_partial_ratio, ratio as fuzz_ratio
     COMPILED = True
 except ImportError:  # not built: same numbers from cydifflib, several times slower
     fuzz_ratio, fuzz_partial_ratio, COMPILED = difflib_ratio, difflib_partial_ratio, False
-    log.warning("cookproc._fuzz is not compiled (run `pip install -e .` with a C compiler): fuzzy "
+    log.warning("cookproc.evaluation._fuzz is not compiled (run `pip install -e .` with a C compiler): fuzzy "
                 "similarities fall back to cydifflib, with the same results but slower")
 
 SIMILARITIES = {"fuzzy": fuzz_ratio, "partial": fuzz_partial_ratio}

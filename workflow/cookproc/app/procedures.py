@@ -29,7 +29,7 @@ Two numbers per clip, kept apart so that neither claims more than it is:
   the rule-based spaCy backend (it has no confidence), and null when a selector decided.
 
 The documents they fill (:func:`procedure_document`, JSON and Markdown, the schema check) are in
-the torch-free :mod:`cookproc.documents`, re-exported here.
+the torch-free :mod:`cookproc.app.documents`, re-exported here.
 """
 from __future__ import annotations
 
@@ -42,10 +42,10 @@ from typing import Callable, Protocol, Sequence
 
 # The document itself (schema, validation, JSON and Markdown) is torch-free, for the report and the
 # corpus's Markdown; re-exported here, where the extractors fill it.
-from cookproc.documents import (DOCUMENT_SCHEMA, FORMAT_VERSION, ClipExtraction, DocumentError,  # noqa: F401
+from cookproc.app.documents import (DOCUMENT_SCHEMA, FORMAT_VERSION, ClipExtraction, DocumentError,  # noqa: F401
                                 ProcedureTuple, procedure_document, render, steps_markdown, to_json, to_markdown,
                                 validate_document, write_procedure)
-from cookproc.subtitles import read_subtitles
+from cookproc.app.subtitles import read_subtitles
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ def frames_to_extraction(frames: Sequence, *, heuristics: bool, lexicon=frozense
 
     if heuristics:
         if lemma is None:
-            from cookproc.wordnet import verb_lemma as lemma
+            from cookproc.data.wordnet import verb_lemma as lemma
         kept = []
         for frame in frames:
             filtered = baselines.filter_roles(frame)
@@ -390,7 +390,7 @@ class ProcedureSettings:
     lowercase: bool
     keyclip_model: str | None = None  # a trained key-clip selector's folder; None: the extractor's rule
     tuple_model: str | None = None  # a trained tuple extractor's folder; None: the SRL extractor
-    # How input is checked (cookproc.subtitles.read_subtitles, cookproc.language): the defaults of
+    # How input is checked (cookproc.app.subtitles.read_subtitles, cookproc.app.language): the defaults of
     # the user section.
     rolling_captions: str = "auto"
     max_sentence_chars: int = 2000

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from cookproc.core.errors import InputError
 from cookproc.core.schemas import read_table
-from cookproc.keyclips.inputs import align_rows
+from cookproc.learn.inputs import align_rows
 
 
 def text_features_schema(dim: int) -> pa.Schema:
