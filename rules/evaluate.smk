@@ -2,7 +2,7 @@
 import re
 
 from cookproc.evaluation.bootstrap import check_resamples, declared_family
-from cookproc.evaluation.tables import NO_SEED, seeds_label
+from cookproc.evaluation.tables import seeds_label, seeds_of
 
 # The runs behind each learned system's rows. The neural selectors: every configured seed (Table 4
 # shows mean ± sd; intervals and significance use the mean of the per-seed metrics); the other
@@ -11,33 +11,11 @@ EVAL_NEURAL_SEEDS = config["keyclips"]["neural"]["seeds"]
 SEED_RUN_SYSTEMS = [f"neural-{v}" for v in ("text", "visual", "full") if f"neural-{v}" in keyclip_systems()]
 SEED_RUN_FILES = {system: [f"results/keyclips/seeds/{system}.seed{s}.parquet" for s in EVAL_NEURAL_SEEDS]
                   for system in SEED_RUN_SYSTEMS}
-SRL_ONE_SEED = seeds_label([config["srl"]["seed"]])
-
-
-def seeds_of(system, kind):
-    """The ``seeds`` label of a key-clip (kind "keyclips") or tuple system in Tables 4/5."""
-    if kind == "keyclips" and system in SEED_RUN_FILES:
-        return seeds_label(EVAL_NEURAL_SEEDS)
-    if system == "supervised" and kind == "keyclips":
-        return seeds_label([config["supervised"]["keyclips"]["encoder"]["seed"]])
-    if system in ("supervised", "supervised-text"):
-        return seeds_label([config["supervised"]["tuples"]["seed"]])
-    if re.fullmatch(r"srl-.*-tagger", system):
-        return SRL_ONE_SEED
-    if system == "tfidf-lr" or system.startswith("kiddon"):
-        return "deterministic fit"
-    if system.startswith("upstream-"):
-        return "upstream's predictions"
-    if system.startswith("user-"):
-        return "user's predictions"
-    return NO_SEED
-
-
-KEYCLIP_SEEDS = {system: seeds_of(system, "keyclips") for system in keyclip_systems()}
-TUPLE_SEEDS = {system: seeds_of(system, "tuples") for system in tuple_systems()}
+KEYCLIP_SEEDS = {system: seeds_of(system, "keyclips", config, SEED_RUN_SYSTEMS) for system in keyclip_systems()}
+TUPLE_SEEDS = {system: seeds_of(system, "tuples", config, SEED_RUN_SYSTEMS) for system in tuple_systems()}
 # Table 5's predicted key clips are one file per source: a neural selector's is its first seed's.
 PREDICTED_KEYCLIP_SEEDS = {system: seeds_label(EVAL_NEURAL_SEEDS[:1]) if re.fullmatch(r"neural-(text|visual|full)", system)
-                           else seeds_of(system, "keyclips") for system in config["tables"]["predicted_keyclips"]}
+                           else seeds_of(system, "keyclips", config, SEED_RUN_SYSTEMS) for system in config["tables"]["predicted_keyclips"]}
 
 # The rule that turned each scored system's scores into key decisions: the configured one, or, for
 # nested selection, each fold's choice read from the run's info file.

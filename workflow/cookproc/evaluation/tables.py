@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import re
 from collections import Counter
 from typing import Mapping, Sequence
 
@@ -64,6 +65,26 @@ def seeds_label(seeds: Sequence[int]) -> str:
     if len(seeds) == 1:
         return f"one seed ({seeds[0]})"
     return "mean over seeds " + ", ".join(str(s) for s in seeds)
+
+
+def seeds_of(system: str, kind: str, config: Mapping, seed_run_systems: Sequence[str]) -> str:
+    """The ``seeds`` label of a key-clip (``kind`` "keyclips") or tuple system in Tables 4/5, from
+    the workflow's ``config``; ``seed_run_systems``: the neural selectors scored over every seed."""
+    if kind == "keyclips" and system in seed_run_systems:
+        return seeds_label(config["keyclips"]["neural"]["seeds"])
+    if system == "supervised" and kind == "keyclips":
+        return seeds_label([config["supervised"]["keyclips"]["encoder"]["seed"]])
+    if system in ("supervised", "supervised-text"):
+        return seeds_label([config["supervised"]["tuples"]["seed"]])
+    if re.fullmatch(r"srl-.*-tagger", system):
+        return seeds_label([config["srl"]["seed"]])
+    if system == "tfidf-lr" or system.startswith("kiddon"):
+        return "deterministic fit"
+    if system.startswith("upstream-"):
+        return "upstream's predictions"
+    if system.startswith("user-"):
+        return "user's predictions"
+    return NO_SEED
 
 
 def block_label(system_label: str, keyclips: str, keyclips_label: str | None) -> str:
