@@ -111,6 +111,11 @@ def upstream_root(wildcards, input):
     return os.path.normpath(input.files[0][: -len(UPSTREAM_FILES[0])])
 
 
+def upstream_download_root(wildcards, output):
+    """The folder the upstream download fills, read off the rule's first output file, output.files."""
+    return os.path.normpath(output.files[0][: -len(UPSTREAM_FILES[0])])
+
+
 # The user-systems folder, read once: a file that is no system's, a bad name or two files for one
 # system never stops the DAG from being built. Those are left out of the tables, and the job of
 # rule check_user_systems (a target of `all` and `report_all` while there are any) fails with one

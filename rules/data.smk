@@ -14,7 +14,7 @@ if not os.path.exists(UPSTREAM):
         params:
             code=code_fingerprint("download_upstream"),
             archive_url=config["upstream"]["archive_url"].format(commit=config["upstream"]["commit"]),
-            dest=UPSTREAM,
+            dest=upstream_download_root,
             checksums=UPSTREAM_CHECKSUMS,
         log:
             "logs/data/download_upstream.log",
