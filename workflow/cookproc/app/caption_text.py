@@ -38,9 +38,6 @@ SOUND_MODIFIERS = frozenset({
     "ambient", "electronic", "acoustic", "piano", "guitar", "audience", "crowd", "and", "in", "out", "the", "no",
     "effects", "effect", "of", "speech", "&",
 })
-# Sentence ends: those followed by a space (Latin ., ?, !, Arabic question mark and full stop,
-# Devanagari danda and double danda, Ethiopic, Myanmar and Armenian full stops) and those of scripts
-# written without spaces (CJK full stop, full-width ! ? and full stop, half-width full stop).
 _WORD = re.compile(r"\S+")
 
 
