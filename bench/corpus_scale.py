@@ -48,7 +48,8 @@ THROUGHPUT = r"""
 import json, os, sys, time
 import torch
 torch.set_num_threads(1)
-from cookproc.app.procedures import ProcedureSettings, load_extractor, read_cooking_lexicon
+from cookproc.app.models import read_cooking_lexicon
+from cookproc.app.procedures import ProcedureSettings, load_extractor
 from cookproc.app.subtitles import read_clips_and_segmentation
 settings, files, lexicon, what = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], sys.argv[4]
 settings = ProcedureSettings.from_config(settings)
@@ -58,7 +59,7 @@ videos = [k for k, cs in enumerate(clips) for _ in cs]
 extractor = load_extractor(settings, read_cooking_lexicon(lexicon))
 fixed = {}
 if what == "selector":  # the selector alone: its tuples are timed as their own extractor
-    from cookproc.app.procedures import score_by_video
+    from cookproc.app.extractors import score_by_video
     texts = [s.lower() for s in sentences]
     start = time.perf_counter()
     score_by_video(extractor.selector, texts, videos)

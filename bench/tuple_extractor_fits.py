@@ -29,7 +29,7 @@ def main() -> None:
     parser.add_argument("--files", type=Path, nargs="*", default=[REPO / "examples/pancakes.srt"])
     parser.add_argument("--transcripts", type=int, default=3, help="upstream transcripts added to --files")
     args = parser.parse_args()
-    from cookproc.app.procedures import load_tuple_model
+    from cookproc.app.models import load_tuple_model
     from cookproc.app.subtitles import read_clips_and_segmentation
 
     config = yaml.safe_load((REPO / "config.yaml").read_text())

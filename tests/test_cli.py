@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from cookproc.app.procedures import DOCUMENT_SCHEMA
+from cookproc.app.documents import DOCUMENT_SCHEMA
 from fixtures import LEXICON
 from test_procedures import SOUP_VTT
 

@@ -168,7 +168,7 @@ def test_the_model_card_gives_the_cross_validated_scores_and_the_threshold(train
 
 
 def test_video_chunks_never_split_a_video():
-    from cookproc.app.procedures import video_chunks
+    from cookproc.app.extractors import video_chunks
 
     videos = ["a"] * 3 + ["b"] * 1 + ["c"] * 4 + ["d"] * 2
     assert video_chunks(videos, 4) == [(0, 4), (4, 8), (8, 10)]
@@ -179,8 +179,8 @@ def test_video_chunks_never_split_a_video():
 def test_selected_key_clips_score_each_video_alone(artifact, monkeypatch):
     """Chunks of whole videos (a corpus shard scores thousands) give what one pass gives: a clip's
     score depends on its own video only, so shards and chunking never change it."""
-    from cookproc.app import procedures
-    from cookproc.app.procedures import SelectedKeyClips, make_extractor
+    from cookproc.app import extractors
+    from cookproc.app.extractors import SelectedKeyClips, make_extractor
 
     sentences = ["so really good", "chop the onion now", "and salt", "we like this soup", "chop the soup",
                  "now we chop", "really good soup"]
@@ -188,7 +188,7 @@ def test_selected_key_clips_score_each_video_alone(artifact, monkeypatch):
     tuples = make_extractor("srl", labeller=lambda texts: [[] for _ in texts])
     selected = SelectedKeyClips(deploy.KeyClipSelector.load(artifact), tuples)
     whole = selected.extract(sentences, videos=videos)
-    monkeypatch.setattr(procedures, "SELECTOR_CHUNK_SENTENCES", 1)
+    monkeypatch.setattr(extractors, "SELECTOR_CHUNK_SENTENCES", 1)
     chunked = selected.extract(sentences, videos=videos)
     # Equal up to the float rounding of other batch shapes (padding to another length).
     np.testing.assert_allclose([e.key_probability for e in chunked], [e.key_probability for e in whole], atol=1e-6)

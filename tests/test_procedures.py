@@ -8,13 +8,16 @@ from fractions import Fraction
 import jsonschema
 import pytest
 
-from cookproc.app.procedures import (DOCUMENT_SCHEMA, MODELS, ClipExtraction, DocumentError, ProcedureSettings,
-                                 ProcedureTuple, frames_to_extraction, make_extractor, parse_model,
-                                 procedure_document, procedure_documents, to_json, to_markdown, video_info,
-                                 write_procedure)
+from cookproc.app.clips import Clip
+from cookproc.app.cues import SubtitleError
+from cookproc.app.documents import (DOCUMENT_SCHEMA, ClipExtraction, DocumentError, ProcedureTuple, procedure_document,
+                                    to_json, to_markdown, write_procedure)
+from cookproc.app.extractors import MODELS, frames_to_extraction, make_extractor, parse_model
+from cookproc.app.procedures import ProcedureSettings, procedure_documents
+from cookproc.app.subtitles import read_clips_and_segmentation
+from cookproc.app.video_probe import video_info
 from cookproc.core.errors import InputError
 from cookproc.srl.frames import Chunk
-from cookproc.app.subtitles import Clip, SubtitleError, read_clips_and_segmentation
 from fixtures import make_workdir, run_snakemake
 
 LEXICON = frozenset({"chop", "add", "stir", "heat"})

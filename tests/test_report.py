@@ -187,9 +187,9 @@ def test_html_report_in_chromium(tmp_path, tiny_upstream):
 
 
 def test_procedure_page_lists_the_key_steps_in_order_with_their_probability():
-    from cookproc.app.procedures import ClipExtraction, ProcedureTuple, procedure_document
+    from cookproc.app.documents import ClipExtraction, ProcedureTuple, procedure_document
     from cookproc.evaluation.report import procedure_html
-    from cookproc.app.subtitles import Clip
+    from cookproc.app.clips import Clip
     from test_procedures import SETTINGS
 
     clips = [Clip(0.0, 3.0, "hey everybody <welcome>", [1]), Clip(3.0, 6.0, "whisk the eggs", [5]),

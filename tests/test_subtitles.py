@@ -8,9 +8,11 @@ import re
 import pytest
 
 from cookproc.core.errors import InputError
-from cookproc.app.subtitles import (Clip, Cue, RollingEvidence, SubtitleError, clean_text, cut_long_sentence, format_time,
-                                read_subtitle_clips, read_subtitle_cues, read_subtitles, read_transcript,
-                                remove_rolling_repeats, rolling_evidence, segment, split_sentences)
+from cookproc.app.caption_text import clean_text
+from cookproc.app.clips import Clip, cut_long_sentence, segment, split_sentences
+from cookproc.app.cues import Cue, SubtitleError, format_time, read_subtitle_cues, read_transcript
+from cookproc.app.rolling_captions import RollingEvidence, remove_rolling_repeats, rolling_evidence
+from cookproc.app.subtitles import read_subtitle_clips, read_subtitles
 
 SRT = """1
 00:00:01,000 --> 00:00:04,000
@@ -272,7 +274,7 @@ def test_rolling_auto_captions_are_recognised_and_their_repeats_removed(tmp_path
              "then heat some oil in a large pot", "add the onions and cook them until soft",
              "now add the tomatoes and some salt", "let it simmer for twenty minutes"]
     path = write(tmp_path, "auto.vtt", youtube_auto_captions(lines))
-    with caplog.at_level(logging.INFO, logger="cookproc.app.subtitles"):
+    with caplog.at_level(logging.INFO, logger="cookproc.app.clips"):
         reading = read_subtitles(path)
     assert [c.sentence for c in reading.clips] == lines  # unpunctuated: one clip per (de-duplicated) cue
     rolling = reading.checks["rolling_captions"]
@@ -376,7 +378,7 @@ def test_a_1mb_cue_is_cut_or_refused_before_any_parser(tmp_path, caplog):
     words = "chop the onions and add a pinch of salt".split() * 25_000  # about 1 MB of text in one cue
     text = " ".join(words)
     path = write(tmp_path, "huge.srt", f"1\n00:00:01,000 --> 00:00:02,000\nStir.\n\n2\n00:00:03,000 --> 00:00:09,000\n{text}\n")
-    with caplog.at_level(logging.WARNING, logger="cookproc.app.subtitles"):
+    with caplog.at_level(logging.WARNING, logger="cookproc.app.clips"):
         reading = read_subtitles(path, segmentation="cue")
     pieces = reading.clips[1:]
     assert all(len(c.sentence) <= 2000 for c in reading.clips) and len(pieces) >= len(text) // 2000

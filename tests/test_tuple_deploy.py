@@ -151,7 +151,8 @@ def test_an_incomplete_artifact_is_refused(artifact, tmp_path):
 
 
 def test_procedures_take_verbs_and_arguments_from_the_artifact_and_need_a_selector(tmp_path):
-    from cookproc.app.procedures import ProcedureSettings, SupervisedTuples, load_extractor
+    from cookproc.app.extractors import SupervisedTuples
+    from cookproc.app.procedures import ProcedureSettings, load_extractor
 
     clips = unsaid_verb_clips()
     path = _artifact(tmp_path, clips, settings=PARAMS | {"prior_verbs": 0}, vectors=False)

@@ -2,7 +2,8 @@
 from cookproc.app.corpus import CORPUS_CLIPS, documents_table
 from cookproc.core.logs import script_logging
 from cookproc.core.torch_runtime import configure_torch
-from cookproc.app.procedures import LoggedProgress, ProcedureSettings, procedure_documents
+from cookproc.app.procedures import ProcedureSettings, procedure_documents
+from cookproc.app.progress import LoggedProgress
 from cookproc.core.schemas import CLIP_KEY, write_parquet
 
 with script_logging(snakemake) as log:

@@ -1,7 +1,9 @@
 """A user's subtitles (and optional video) -> clips -> key clips and tuples -> JSON and Markdown."""
 from cookproc.core.logs import script_logging
 from cookproc.core.torch_runtime import configure_torch
-from cookproc.app.procedures import LoggedProgress, ProcedureSettings, extract_procedure, to_json, to_markdown
+from cookproc.app.documents import to_json, to_markdown
+from cookproc.app.procedures import ProcedureSettings, extract_procedure
+from cookproc.app.progress import LoggedProgress
 from cookproc.core.schemas import atomic_write_text
 
 with script_logging(snakemake) as log:

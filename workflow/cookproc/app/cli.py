@@ -49,8 +49,9 @@ def _relative_to(base: Path, path: str) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    from cookproc.app.procedures import MODELS
-    from cookproc.app.subtitles import SEGMENTATIONS, SUBTITLE_EXTENSIONS
+    from cookproc.app.clips import SEGMENTATIONS
+    from cookproc.app.extractors import MODELS
+    from cookproc.app.subtitles import SUBTITLE_EXTENSIONS
 
     top = argparse.ArgumentParser(prog="cookproc", description="Structured procedures from cooking videos' "
                                   "transcripts and subtitles (Xu et al., 2020).")
@@ -95,7 +96,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def extract(args: argparse.Namespace) -> None:
-    from cookproc.app.procedures import ProcedureSettings, ProgressBar, extract_procedure, parse_model, render
+    from cookproc.app.documents import render
+    from cookproc.app.extractors import parse_model
+    from cookproc.app.procedures import ProcedureSettings, extract_procedure
+    from cookproc.app.progress import ProgressBar
     from cookproc.core.schemas import atomic_write_text
 
     source = Path(args.file)
@@ -166,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         from cookproc.app.inspection import run
 
         return run(args)
-    from cookproc.app.procedures import DocumentError
+    from cookproc.app.documents import DocumentError
 
     try:
         extract(args)

@@ -38,7 +38,8 @@ from cookproc.core.schemas import (CLIP_KEY, DECODER_ERRORS, STRING_LIST, Schema
                                    read_table, to_table)
 from cookproc.core.schemas import atomic_write_text
 from cookproc.app.documents import steps_markdown
-from cookproc.app.subtitles import SUBTITLE_EXTENSIONS, format_time
+from cookproc.app.cues import format_time
+from cookproc.app.subtitles import SUBTITLE_EXTENSIONS
 
 #: One row per clip of every video of a corpus.
 CORPUS_CLIPS = pa.schema(

@@ -1,7 +1,7 @@
 """Procedure documents: one subtitle or transcript file's clips, key flags and tuples, as JSON
 (validated against ``workflow/schemas/procedure.schema.json``) and as a Markdown step list.
 
-Torch-free: the extractors that fill a document live in :mod:`cookproc.app.procedures`; the report and
+Torch-free: the extractors that fill a document live in :mod:`cookproc.app.extractors`; the report and
 the corpus's Markdown only read and render documents. A document is checked when built and again
 by every writer (:func:`to_json`, :func:`to_markdown`), so one that does not conform is never
 written.
@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from cookproc.app.subtitles import Clip, format_time
+from cookproc.app.clips import Clip
+from cookproc.app.cues import format_time
 
 #: Version of the JSON layout written by :func:`procedure_document` (2: key_probability,
 #: segmentation, timed; untimed clips; 3: key_clips_by, settings.keyclip_model; 4: input, the

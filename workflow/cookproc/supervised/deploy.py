@@ -21,7 +21,7 @@ classifier that scores the new clips, and gives the same tuples as fitting every
 (tested). The fits are seeded and their solvers deterministic, so the same call gives the same
 tuples; a clip's tuples depend on its own video's clips only, never on the other files of a call.
 Torch-free: the new sentences' vectors and SRL frames are computed by the caller
-(cookproc.app.procedures).
+(cookproc.app.extractors).
 """
 from __future__ import annotations
 
