@@ -5,6 +5,7 @@
     .venv/bin/python bench/srl_cost.py --base 54add3b --no-labelling  # train_srl's work only
     .venv/bin/python bench/srl_cost.py --base 54add3b --epochs 3      # both with 3 epochs per head
     .venv/bin/python bench/srl_cost.py --base 54add3b --threads 1     # one core each (taskset -c N)
+    .venv/bin/python bench/srl_cost.py --base 54add3b --every 20 --epochs 1 --sentences 3000  # quick
 
 Exports ``--base`` (``git archive``) and the current tree, then runs, for each in turn and in a
 process of its own that imports that checkout's ``cookproc`` (PYTHONPATH), with ``--threads`` (2):
@@ -12,9 +13,12 @@ process of its own that imports that checkout's ``cookproc`` (PYTHONPATH), with 
     results/srl/corpus/ewt.parquet): preparation (spaCy, encoder features), training with the
     checkout's own `srl:` settings (config.yaml: epochs, heads, ...; ``--epochs`` sets the epochs
     of both, for a quicker per-epoch comparison), scoring on the slice's test documents;
-  - srl_parse_tagger's work: every benchmark sentence (results/dataset/clips.parquet) labelled with
-    the tagger that checkout just trained.
-Prints seconds per step, current / base ratios and the test span F1 of both, all from this one run.
+  - srl_parse_tagger's work: every benchmark sentence (results/dataset/clips.parquet; the first
+    ``--sentences`` of them) labelled with the tagger that checkout just trained, its stages (spaCy,
+    encoder, tagger) timed apart.
+Prints seconds per step, current / base ratios and the test span F1 of both, all from this one run,
+and whether the two checkouts trained identical weights (a digest of every tensor) and labelled the
+sentences identically (tags and probabilities, sentence by sentence).
 The slice keeps the ratio of training to preparation of the full corpus only roughly; the full-size
 measurements are in docs/benchmarks.md.
 """
@@ -22,7 +26,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
+import logging
+import re
 import os
 import subprocess
 import sys
@@ -36,7 +43,21 @@ CORPUS = REPO / "results" / "srl" / "corpus" / "ewt.parquet"
 CLIPS = REPO / "results" / "dataset" / "clips.parquet"
 
 
-def worker(checkout: Path, every: int, epochs: int | None, labelling: bool, threads: int, out: Path) -> None:
+class StageTimes(logging.Handler):
+    """Collects label_with_tagger's own log lines ("spaCy: ... in 1.2s", "encoder: ...", "tagger: ...")."""
+
+    def __init__(self):
+        super().__init__()
+        self.seconds = {}
+
+    def emit(self, record):
+        found = re.match(r"(spaCy|encoder|tagger): .* in ([0-9.]+)s$", record.getMessage())
+        if found:
+            self.seconds[f"  labelling: {found[1]}"] = float(found[2])
+
+
+def worker(checkout: Path, every: int, epochs: int | None, labelling: bool, threads: int, out: Path,
+           n_sentences: int | None = None) -> None:
     """Runs inside the checkout's interpreter path: train on the slice, score, label the benchmark."""
     import torch
     import yaml
@@ -66,16 +87,26 @@ def worker(checkout: Path, every: int, epochs: int | None, labelling: bool, thre
     t0 = time.perf_counter()
     tagger, _ = train_ensemble(prep, cfg, encoder.n_layers, encoder.dim, settings["ensemble"])
     seconds["training"] = time.perf_counter() - t0
+    weights = hashlib.sha256()
+    for head in tagger.heads:
+        for name, tensor in sorted(head.state_dict().items()):
+            weights.update(name.encode() + tensor.detach().cpu().numpy().tobytes())
     f1 = evaluate(tagger, prep, "test")["overall"]["f1"]
-    sentences = []
+    sentences, labelled = [], []
     if labelling:
-        sentences = read_parquet(CLIPS, CLIPS_SCHEMA).column("sentence").to_pylist()
+        sentences = read_parquet(CLIPS, CLIPS_SCHEMA).column("sentence").to_pylist()[:n_sentences]
+        stages = StageTimes()
+        logging.getLogger("cookproc.srl.predict").addHandler(stages)
+        logging.getLogger("cookproc.srl.predict").setLevel(logging.INFO)
         t0 = time.perf_counter()
-        label_with_tagger(sentences, tagger, encoder=encoder)
+        frames = label_with_tagger(sentences, tagger, encoder=encoder)
         seconds["labelling the benchmark"] = time.perf_counter() - t0
+        seconds.update(stages.seconds)
+        labelled = [repr(f) for f in frames]  # tags, words and probabilities of every chunk
     out.write_text(json.dumps({"seconds": seconds, "test_f1": f1, "epochs": cfg.epochs,
                                "heads": settings["ensemble"], "corpus_rows": len(rows),
-                               "sentences": len(sentences)}))
+                               "sentences": len(sentences), "weights": weights.hexdigest(),
+                               "labelled": labelled}))
 
 
 def main() -> int:
@@ -86,11 +117,12 @@ def main() -> int:
     parser.add_argument("--no-labelling", dest="labelling", action="store_false",
                         help="skip srl_parse_tagger's work (labelling the benchmark sentences)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads of both runs")
+    parser.add_argument("--sentences", type=int, help="label only the first n benchmark sentences")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.every, args.epochs, args.labelling, args.threads, args.out)
+        worker(args.worker, args.every, args.epochs, args.labelling, args.threads, args.out, args.sentences)
         return 0
     if not args.base:
         parser.error("--base is required")
@@ -107,7 +139,8 @@ def main() -> int:
             subprocess.run([sys.executable, __file__, "--worker", str(src), "--every", str(args.every),
                             "--threads", str(args.threads), "--out", str(out)]
                            + ([] if args.labelling else ["--no-labelling"])
-                           + (["--epochs", str(args.epochs)] if args.epochs else []),
+                           + (["--epochs", str(args.epochs)] if args.epochs else [])
+                           + (["--sentences", str(args.sentences)] if args.sentences else []),
                            cwd=REPO, env=env, check=True)
             results[name] = json.loads(out.read_text())
     base_rev = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=REPO, capture_output=True,
@@ -125,6 +158,9 @@ def main() -> int:
     print(f"| train_srl's work (preparation + training) | {b:.1f} | {c:.1f} | {c / b:.2f} |")
     print(f"\ntest span F1 on the slice: base {base['test_f1']:.4f} ({base['heads']} heads x {base['epochs']} "
           f"epochs), current {current['test_f1']:.4f} ({current['heads']} heads x {current['epochs']} epochs)")
+    same = sum(a == b for a, b in zip(base["labelled"], current["labelled"]))
+    print(f"trained weights identical: {'yes' if base['weights'] == current['weights'] else 'NO'}; "
+          f"sentences labelled identically (tags and probabilities): {same} of {len(base['labelled'])}")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"{args.threads} torch thread(s) each; load average after: {load}; {os.cpu_count()} CPUs")
     return 0
