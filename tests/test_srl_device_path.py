@@ -25,6 +25,8 @@ def random_scores(rng, kind, b, n, k):
         return np.log(rng.integers(1, 4, size=(b, n, k)) / 4).astype(np.float32)
     if kind == "flat":
         return np.zeros((b, n, k), dtype=np.float32)
+    if kind == "huge":  # scores on the scale of the -1e9 penalty: barred moves compete and tie
+        return (rng.integers(-3, 1, size=(b, n, k)) * 1e9 + rng.integers(0, 3, size=(b, n, k))).astype(np.float32)
     return np.where(rng.random((b, n, k)) < 0.3, -np.inf, rng.normal(size=(b, n, k))).astype(np.float32)
 
 
@@ -33,7 +35,7 @@ def decode_all(decoder, scores, lengths, predicate, device="cpu"):
     return out.cpu().numpy()
 
 
-@pytest.mark.parametrize("kind", ["normal", "ties", "flat", "impossible"])
+@pytest.mark.parametrize("kind", ["normal", "ties", "flat", "impossible", "huge"])
 def test_batched_viterbi_equals_the_per_sentence_decoder(kind):
     rng = np.random.default_rng(len(kind))
     decoder = BatchViterbi(LABELS, forced_label=V, banned=BANNED)
@@ -262,7 +264,7 @@ cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"
 def test_the_decoder_on_cuda_gives_the_cpu_paths():
     rng = np.random.default_rng(3)
     decoder = BatchViterbi(LABELS, forced_label=V, banned=BANNED)
-    for kind in ("normal", "ties", "impossible"):
+    for kind in ("normal", "ties", "impossible", "huge"):
         scores = random_scores(rng, kind, 64, 25, len(LABELS))
         lengths = rng.integers(1, 26, size=64)
         predicate = np.array([rng.integers(0, m) for m in lengths])
