@@ -151,6 +151,7 @@ class Tagger:
         self.extra_heads: list[SrlHead] = []  # further ensemble members
         self.v_label = labels.index["B-V"]
         self.banned = [labels.index[x] for x in ("B-V", "I-V") if x in labels.index]
+        self.decoder = BatchViterbi(labels.items, forced_label=self.v_label, banned=self.banned)
 
     def instance(self, sentence: int, parsed: syntax.ParsedSentence, predicate: int,
                  labels: Sequence[str] | None = None) -> Instance:
@@ -165,15 +166,10 @@ class Tagger:
         return Batcher(instances, WordFeatures.of(features), device)(range(len(instances)))
 
     def decode(self, log_probs: np.ndarray, predicate: int) -> list[str]:
-        """One instance's tags (``predict`` decodes whole batches with ``decoder``, identically)."""
+        """One instance's tags, on the host (``predict`` decodes whole batches on the device with
+        ``self.decoder``: the same tags)."""
         path = viterbi_decode(log_probs, self.labels.items, forced={predicate: self.v_label}, banned=self.banned)
         return [self.labels.items[i] for i in path]
-
-    @property
-    def decoder(self) -> BatchViterbi:
-        if getattr(self, "_decoder", None) is None:
-            self._decoder = BatchViterbi(self.labels.items, forced_label=self.v_label, banned=self.banned)
-        return self._decoder
 
     @property
     def heads(self) -> list[SrlHead]:
