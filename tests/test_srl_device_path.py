@@ -257,6 +257,19 @@ def test_the_loss_read_once_an_epoch_is_the_per_batch_float_sum():
         assert entry["train_loss"] in candidates
 
 
+def test_the_packed_bilstm_for_cuda_equals_the_padded_one():
+    """The one-call packed path (taken on CUDA; run here on the CPU) restores the batch's order:
+    the same outputs as the padded per-direction path, zeros past each length."""
+    torch.manual_seed(4)
+    head = SrlHead(HeadConfig(n_layers=2, dim=8, hidden=6, proj=5, dropout=0.3), 4, 4, 4, 4).eval()
+    lengths = torch.tensor([3, 7, 2, 7, 5, 1])
+    x = torch.randn(len(lengths), 7, 5)
+    with torch.inference_mode():
+        packed, padded = head._packed_bilstm(x, lengths), head._bilstm(x, lengths)
+    assert packed.shape == padded.shape and torch.allclose(packed, padded, atol=1e-6)
+    assert torch.count_nonzero(packed[2, 2:]) == 0 and torch.count_nonzero(packed[2, :2]) > 0
+
+
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
 

@@ -22,7 +22,7 @@ from torch import nn
 from cookproc.core.logs import Progress
 from cookproc.srl import syntax
 from cookproc.srl.bio import viterbi_decode
-from cookproc.srl.viterbi import BatchViterbi
+from cookproc.srl.viterbi import BatchViterbi, to_device
 from cookproc.srl.word_encoder import WordFeatures
 
 log = logging.getLogger(__name__)
@@ -114,9 +114,7 @@ class SrlHead(nn.Module):
         weights and outputs, less time (docs/benchmarks.md)."""
         b, n, _ = x.shape
         if x.device.type == "cuda":
-            self.lstm.flatten_parameters()  # a no-op once the weights are one block
-            packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
-            return nn.utils.rnn.pad_packed_sequence(self.lstm(packed)[0], batch_first=True, total_length=n)[0]
+            return self._packed_bilstm(x, lengths)
         lengths = lengths.to(x.device)
         hidden = self.lstm.hidden_size
         positions = torch.arange(n, device=x.device)[None, :]
@@ -131,6 +129,18 @@ class SrlHead(nn.Module):
             if layer < self.lstm.num_layers - 1:
                 h = nn.functional.dropout(h, self.lstm.dropout, self.training)
         return h * (positions < lengths[:, None])[:, :, None]
+
+    def _packed_bilstm(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """``self.lstm`` in one call on the packed sequences (cuDNN's way): the batch sorted by
+        length on the host, the order copied to the device without waiting for it, and restored
+        there (torch's own unsorting would read the device's indices back: a sync every batch)."""
+        self.lstm.flatten_parameters()  # a no-op once the weights are one block
+        lengths = lengths.cpu()
+        ordered = torch.sort(lengths, descending=True, stable=True)
+        orders = to_device(torch.stack([ordered.indices, ordered.indices.argsort()]), x.device)
+        packed = nn.utils.rnn.pack_padded_sequence(x.index_select(0, orders[0]), ordered.values, batch_first=True)
+        output = nn.utils.rnn.pad_packed_sequence(self.lstm(packed)[0], batch_first=True, total_length=x.shape[1])[0]
+        return output.index_select(0, orders[1])
 
     def _direction(self, x: torch.Tensor, zeros: torch.Tensor, suffix: str) -> torch.Tensor:
         """One direction of one layer of ``self.lstm`` (its weights named ``*{suffix}``), left to right."""
@@ -277,7 +287,7 @@ class Batcher:
         # One small copy to the device: instance indices, sentence slots, the batch's sentences.
         host = torch.tensor(indices + [slot[self.sentence[i]] for i in indices] + sentences, dtype=torch.long)
         b = len(indices)
-        on_device = host.to(self.device)
+        on_device = to_device(host, self.device)
         rows, sent_index, sent = on_device[:b], on_device[b:2 * b], on_device[2 * b:]
         positions = torch.arange(n, device=self.device)[None, :]
 

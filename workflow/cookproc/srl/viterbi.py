@@ -24,6 +24,15 @@ from cookproc.srl.bio import allowed_starts, allowed_transitions
 NEG = -1e9  # bio.viterbi_decode's score of a forbidden choice
 
 
+def to_device(tensor: torch.Tensor, device) -> torch.Tensor:
+    """A host tensor on ``device``. To a GPU through pinned memory, asynchronously: a plain copy
+    from pageable memory waits for everything queued on the device (a host sync)."""
+    device = torch.device(device)
+    if device.type == "cuda" and tensor.device.type == "cpu":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
+
+
 class BatchViterbi:
     """Decoder for one label set: ``decoder(log_probs, lengths, predicate)`` -> label ids [B, N]."""
 
@@ -73,7 +82,7 @@ class BatchViterbi:
             finally:
                 torch.set_num_threads(threads)
         start = self._constants(device)[0]
-        lengths = lengths.to(device)
+        lengths = to_device(lengths, device)
         scores = log_probs.to(torch.float64).clone()
         if self.banned:
             scores[:, :, self.banned] = NEG
