@@ -85,8 +85,11 @@ def worker(checkout: Path, every: int, epochs: int | None, labelling: bool, thre
     prep = prepare(rows, encoder)
     seconds["preparation"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    tagger, _ = train_ensemble(prep, cfg, encoder.n_layers, encoder.dim, settings["ensemble"])
+    tagger, members = train_ensemble(prep, cfg, encoder.n_layers, encoder.dim, settings["ensemble"])
     seconds["training"] = time.perf_counter() - t0
+    entries = [e for m in members for e in m["epochs"]]
+    seconds["  training: epochs (gradient steps)"] = sum(e.get("train_seconds", 0.0) for e in entries)
+    seconds["  training: dev scoring"] = sum(e["seconds"] - e.get("train_seconds", 0.0) for e in entries)
     weights = hashlib.sha256()
     for head in tagger.heads:
         for name, tensor in sorted(head.state_dict().items()):
