@@ -121,7 +121,8 @@ def main() -> int:
                         help="skip srl_parse_tagger's work (labelling the benchmark sentences)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads of both runs")
     parser.add_argument("--sentences", type=int, help="label only the first n benchmark sentences")
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each, alternating; the fastest counts")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs of each, in the order base, current, current, base, ...; the fastest counts")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -137,8 +138,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="srl-cost-") as tmp:
         tmp = Path(tmp)
         checkouts = {"base": export_base(args.base, tmp / "base"), "current": export_current(tmp / "current")}
-        for _ in range(args.repeat):  # alternating, so that a change in the machine's load hits both
-            for name, src in checkouts.items():
+        for r in range(args.repeat):  # alternating (ABBA...), so that a drift in the machine's load hits both
+            for name, src in (list(checkouts.items()) if r % 2 == 0 else list(checkouts.items())[::-1]):
                 out = tmp / f"{name}.json"
                 env = dict(os.environ, PYTHONPATH=str(src / "workflow"))
                 subprocess.run([sys.executable, __file__, "--worker", str(src), "--every", str(args.every),
