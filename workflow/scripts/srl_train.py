@@ -34,7 +34,7 @@ with script_logging(snakemake) as log:
     save_tagger(tagger, snakemake.output.model)
     lines = ["split\trole\tprecision\trecall\tf1\tgold\tpred\ttp"]
     for split in ("dev", "test"):
-        scores = evaluate(tagger, prep, split)
+        scores = evaluate(tagger, prep, split, device=cfg.device)
         for role in ["overall"] + sorted(r for r in scores if r != "overall"):
             s = scores[role]
             lines.append(f"{split}\t{role}\t{s['precision']:.4f}\t{s['recall']:.4f}\t{s['f1']:.4f}\t"

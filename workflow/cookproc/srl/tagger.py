@@ -22,6 +22,8 @@ from torch import nn
 from cookproc.core.logs import Progress
 from cookproc.srl import syntax
 from cookproc.srl.bio import viterbi_decode
+from cookproc.srl.viterbi import BatchViterbi, to_device
+from cookproc.srl.word_encoder import WordFeatures
 
 log = logging.getLogger(__name__)
 
@@ -98,17 +100,22 @@ class SrlHead(nn.Module):
         dist = (positions - predicate[:, None]).clamp(-syntax.DISTANCE_CLIP, syntax.DISTANCE_CLIP) + syntax.DISTANCE_CLIP
         x = word_part + pred_part + self.tag(tag_ids) + self.dep(dep_ids) + self.rel(rel_ids) + self.dist(dist)
         x = self.drop(torch.relu(x))
-        return self.out(self.drop(self._bilstm(x, lengths.to(x.device))))
+        return self.out(self.drop(self._bilstm(x, lengths)))
 
     def _bilstm(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """``self.lstm`` over right-padded ``x`` [B, N, P], equal to running it on the packed
         sequences (zeros after each length).
 
-        Each direction runs as a one-layer LSTM on padded input, the backward one on every sequence
-        reversed within its own length, so padding only ever follows a sequence's words and never
-        reaches them. Torch's LSTM is faster on padded than on packed input on CPUs: the same weights
-        and outputs, less time (docs/benchmarks.md)."""
+        On CUDA it is that: one cuDNN call on the packed sequences with the LSTM's weights as one
+        contiguous block (per-direction calls would make cuDNN re-pack the weights every time).
+        Elsewhere each direction runs as a one-layer LSTM on padded input, the backward one on every
+        sequence reversed within its own length, so padding only ever follows a sequence's words and
+        never reaches them. Torch's LSTM is faster on padded than on packed input on CPUs: the same
+        weights and outputs, less time (docs/benchmarks.md)."""
         b, n, _ = x.shape
+        if x.device.type == "cuda":
+            return self._packed_bilstm(x, lengths)
+        lengths = lengths.to(x.device)
         hidden = self.lstm.hidden_size
         positions = torch.arange(n, device=x.device)[None, :]
         reversed_at = lengths[:, None] - 1 - positions
@@ -122,6 +129,18 @@ class SrlHead(nn.Module):
             if layer < self.lstm.num_layers - 1:
                 h = nn.functional.dropout(h, self.lstm.dropout, self.training)
         return h * (positions < lengths[:, None])[:, :, None]
+
+    def _packed_bilstm(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """``self.lstm`` in one call on the packed sequences (cuDNN's way): the batch sorted by
+        length on the host, the order copied to the device without waiting for it, and restored
+        there (torch's own unsorting would read the device's indices back: a sync every batch)."""
+        self.lstm.flatten_parameters()  # a no-op once the weights are one block
+        lengths = lengths.cpu()
+        ordered = torch.sort(lengths, descending=True, stable=True)
+        orders = to_device(torch.stack([ordered.indices, ordered.indices.argsort()]), x.device)
+        packed = nn.utils.rnn.pack_padded_sequence(x.index_select(0, orders[0]), ordered.values, batch_first=True)
+        output = nn.utils.rnn.pad_packed_sequence(self.lstm(packed)[0], batch_first=True, total_length=x.shape[1])[0]
+        return output.index_select(0, orders[1])
 
     def _direction(self, x: torch.Tensor, zeros: torch.Tensor, suffix: str) -> torch.Tensor:
         """One direction of one layer of ``self.lstm`` (its weights named ``*{suffix}``), left to right."""
@@ -142,6 +161,7 @@ class Tagger:
         self.extra_heads: list[SrlHead] = []  # further ensemble members
         self.v_label = labels.index["B-V"]
         self.banned = [labels.index[x] for x in ("B-V", "I-V") if x in labels.index]
+        self.decoder = BatchViterbi(labels.items, forced_label=self.v_label, banned=self.banned)
 
     def instance(self, sentence: int, parsed: syntax.ParsedSentence, predicate: int,
                  labels: Sequence[str] | None = None) -> Instance:
@@ -150,32 +170,14 @@ class Tagger:
             dep_ids=self.deps.ids(parsed.deps), rel_ids=self.rels.ids(syntax.predicate_relations(parsed, predicate)),
             label_ids=None if labels is None else self.labels.ids(labels))
 
-    def batch(self, instances: Sequence[Instance], features: Sequence[np.ndarray], device: str = "cpu"):
-        n = max(len(i.tag_ids) for i in instances)
-        b = len(instances)
-        L, D = self.cfg.n_layers, self.cfg.dim
-        sentences = sorted({i.sentence for i in instances})
-        slot = {s: k for k, s in enumerate(sentences)}
-        feats = torch.zeros(len(sentences), n, L, D)
-        for s in sentences:
-            f = features[s]
-            feats[slot[s], : f.shape[0]] = torch.from_numpy(f.astype(np.float32))
-        sent_index = torch.tensor([slot[i.sentence] for i in instances])
-        ids = torch.zeros(3, b, n, dtype=torch.long)
-        gold = torch.full((b, n), -100, dtype=torch.long)
-        for r, inst in enumerate(instances):
-            m = len(inst.tag_ids)
-            ids[0, r, :m] = torch.tensor(inst.tag_ids)
-            ids[1, r, :m] = torch.tensor(inst.dep_ids)
-            ids[2, r, :m] = torch.tensor(inst.rel_ids)
-            if inst.label_ids is not None:
-                gold[r, :m] = torch.tensor(inst.label_ids)
-        lengths = torch.tensor([len(i.tag_ids) for i in instances])
-        predicate = torch.tensor([i.predicate for i in instances])
-        return (feats.to(device), sent_index.to(device), lengths, predicate.to(device), ids[0].to(device),
-                ids[1].to(device), ids[2].to(device)), gold.to(device)
+    def batch(self, instances: Sequence[Instance], features: WordFeatures | Sequence[np.ndarray],
+              device: str = "cpu"):
+        """The head's inputs and the gold label ids [B, N] (-100 where none) of ``instances``."""
+        return Batcher(instances, WordFeatures.of(features), device)(range(len(instances)))
 
     def decode(self, log_probs: np.ndarray, predicate: int) -> list[str]:
+        """One instance's tags, on the host (``predict`` decodes whole batches on the device with
+        ``self.decoder``: the same tags)."""
         path = viterbi_decode(log_probs, self.labels.items, forced={predicate: self.v_label}, banned=self.banned)
         return [self.labels.items[i] for i in path]
 
@@ -196,25 +198,33 @@ class Tagger:
         logp = [torch.log_softmax(head(*inputs), -1) for head in self.heads]
         return logp[0] if len(logp) == 1 else torch.stack(logp).mean(0)
 
-    def predict(self, instances: Sequence[Instance], features: Sequence[np.ndarray], *, batch_size: int = 128,
-                device: str = "cpu") -> list[tuple[list[str], list[float]]]:
-        """Tags of each instance and each word's probability of its chosen tag."""
+    def predict(self, instances: Sequence[Instance], features: WordFeatures | Sequence[np.ndarray], *,
+                batch_size: int = 128, device: str = "cpu") -> list[tuple[list[str], list[float]]]:
+        """Tags of each instance and each word's probability of its chosen tag.
+
+        Scoring and decoding stay on ``device``; the paths come back to the host once, at the end."""
+        if not instances:
+            return []
         for head in self.heads:
             head.to(device).eval()
-        out: list = [None] * len(instances)
+        batcher = Batcher(instances, WordFeatures.of(features), device)
         order = sorted(range(len(instances)), key=lambda i: (len(instances[i].tag_ids), instances[i].sentence, i))
         progress = Progress("SRL labelling", -(-len(order) // batch_size), unit="batches", log=log)
+        decoded = []
         with torch.inference_mode():
             for s in range(0, len(order), batch_size):
                 idx = order[s:s + batch_size]
-                inputs, _ = self.batch([instances[i] for i in idx], features, device)
-                logp = self.log_probs(*inputs).cpu().numpy()
-                for r, i in enumerate(idx):
-                    m = len(instances[i].tag_ids)
-                    tags = self.decode(logp[r, :m], instances[i].predicate)
-                    ids = self.labels.ids(tags)
-                    out[i] = (tags, [float(np.exp(logp[r, t, k])) for t, k in enumerate(ids)])
+                inputs, _ = batcher(idx)
+                logp = self.log_probs(*inputs)
+                paths = self.decoder(logp, inputs[2], inputs[3])
+                decoded.append((idx, paths, logp.gather(-1, paths[:, :, None])[:, :, 0]))
                 progress.step()
+        out: list = [None] * len(instances)
+        for idx, paths, chosen in decoded:
+            paths, chosen = paths.cpu().numpy(), chosen.cpu().numpy()
+            for r, i in enumerate(idx):
+                m = len(instances[i].tag_ids)
+                out[i] = ([self.labels.items[k] for k in paths[r, :m]], np.exp(chosen[r, :m]).tolist())
         return out
 
     def state(self) -> dict:
@@ -222,8 +232,8 @@ class Tagger:
             "format": "cookproc-srl-tagger/1", "cfg": asdict(self.cfg), "encoder": self.encoder,
             "predicate_tags": list(self.predicate_tags),
             "vocabs": {k: getattr(self, k).items for k in ("tags", "deps", "rels", "labels")},
-            "head": self.head.state_dict(),
-            "extra_heads": [head.state_dict() for head in self.extra_heads],
+            "head": _on_cpu(self.head.state_dict()),
+            "extra_heads": [_on_cpu(head.state_dict()) for head in self.extra_heads],
         }
 
     @classmethod
@@ -241,3 +251,54 @@ class Tagger:
         for head in tagger.heads:
             head.eval()
         return tagger
+
+
+def _on_cpu(state: dict) -> dict:
+    """A state dict with its tensors on the CPU (a checkpoint loads anywhere)."""
+    return {k: v.cpu() for k, v in state.items()}
+
+
+class Batcher:
+    """Instances (their ids) and the word features, as tensors on one device: a batch is a few
+    gathers there, not a rebuild on the host. ``batcher(indices)`` -> (head inputs, gold ids)."""
+
+    def __init__(self, instances: Sequence[Instance], features: WordFeatures, device: str = "cpu"):
+        self.device = torch.device(device)
+        self.lengths = [len(i.tag_ids) for i in instances]
+        self.sentence = [i.sentence for i in instances]
+        starts = np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64) if instances else []
+
+        def flat(values) -> torch.Tensor:
+            return torch.tensor([v for vs in values for v in vs], dtype=torch.long).to(self.device)
+
+        self.ids = torch.stack([flat(i.tag_ids for i in instances), flat(i.dep_ids for i in instances),
+                                flat(i.rel_ids for i in instances)])                     # [3, n_words]
+        self.gold = flat(i.label_ids if i.label_ids is not None else [-100] * len(i.tag_ids) for i in instances)
+        self.start = torch.as_tensor(starts, dtype=torch.long).to(self.device)
+        self.length = torch.tensor(self.lengths, dtype=torch.long).to(self.device)
+        self.predicate = torch.tensor([i.predicate for i in instances], dtype=torch.long).to(self.device)
+        self.words, self.first_word, self.n_words = features.on(self.device)
+
+    def __call__(self, indices: Sequence[int]):
+        indices = list(indices)
+        n = max(self.lengths[i] for i in indices)
+        sentences = sorted({self.sentence[i] for i in indices})
+        slot = {s: k for k, s in enumerate(sentences)}
+        # One small copy to the device: instance indices, sentence slots, the batch's sentences.
+        host = torch.tensor(indices + [slot[self.sentence[i]] for i in indices] + sentences, dtype=torch.long)
+        b = len(indices)
+        on_device = to_device(host, self.device)
+        rows, sent_index, sent = on_device[:b], on_device[b:2 * b], on_device[2 * b:]
+        positions = torch.arange(n, device=self.device)[None, :]
+
+        def spans(first: torch.Tensor, count: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            inside = positions < count[:, None]
+            return torch.where(inside, first[:, None] + positions, 0), inside
+
+        at, inside = spans(self.start[rows], self.length[rows])
+        ids = self.ids[:, at].masked_fill(~inside, 0)                                   # [3, B, N]
+        gold = self.gold[at].masked_fill(~inside, -100)
+        at, inside = spans(self.first_word[sent], self.n_words[sent])
+        feats = self.words[at].masked_fill(~inside[:, :, None, None], 0).float()       # [U, N, L, D]
+        lengths = torch.tensor([self.lengths[i] for i in indices])  # host: cuDNN's packing reads them there
+        return (feats, sent_index, lengths, self.predicate[rows], ids[0], ids[1], ids[2]), gold

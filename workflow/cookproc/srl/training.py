@@ -23,8 +23,8 @@ from cookproc.core.logs import Progress
 from cookproc.core.schemas import atomic_output
 from cookproc.srl import syntax
 from cookproc.srl.bio import bio_to_spans
-from cookproc.srl.word_encoder import WordEncoder
-from cookproc.srl.tagger import HeadConfig, Instance, Tagger, Vocab
+from cookproc.srl.word_encoder import WordEncoder, WordFeatures
+from cookproc.srl.tagger import Batcher, HeadConfig, Instance, Tagger, Vocab
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class Prepared:
     sentences: list[tuple[str, str, int]]   # (split, doc, sent_idx)
     words: list[list[str]]
     parsed: list[syntax.ParsedSentence]
-    features: list[np.ndarray]
+    features: WordFeatures | list[np.ndarray]
     frames: list[tuple[int, int, list[str]]]  # (sentence, predicate, gold tags)
     split_of: list[str]
 
@@ -151,6 +151,8 @@ def train(prep: Prepared, cfg: TaggerTrainConfig, n_layers: int, dim: int) -> tu
     if cfg.max_train_instances:
         train_inst = train_inst[: cfg.max_train_instances]
     dev_inst, dev_gold = instances_for(tagger, prep, "dev")
+    features = WordFeatures.of(prep.features)
+    batcher = Batcher(train_inst, features, cfg.device)  # the training set, on the device once
     opt = torch.optim.AdamW(head.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     steps = cfg.epochs * math.ceil(len(train_inst) / cfg.batch_size)
     # Linear warm-up over 5% of the steps, then cosine decay: stable with a high head learning rate.
@@ -163,9 +165,12 @@ def train(prep: Prepared, cfg: TaggerTrainConfig, n_layers: int, dim: int) -> tu
     progress = Progress(f"tagger training (seed {cfg.seed})", steps, unit="batches", log=log)
     for epoch in range(1, cfg.epochs + 1):
         head.train()
-        t0, total, n = time.perf_counter(), 0.0, 0
+        # The loss sum stays on the device (float64, as the float sum it replaces): read when a
+        # progress line is logged and once at the end of the epoch, never once a batch.
+        t0, n = time.perf_counter(), 0
+        total = torch.zeros((), dtype=torch.float64, device=cfg.device)
         for idx in _batches(train_inst, cfg.batch_size, rng):
-            inputs, gold = tagger.batch([train_inst[i] for i in idx], prep.features, cfg.device)
+            inputs, gold = batcher(idx)
             logits = head(*inputs)
             loss = loss_fn(logits.reshape(-1, logits.shape[-1]), gold.reshape(-1))
             opt.zero_grad()
@@ -173,13 +178,14 @@ def train(prep: Prepared, cfg: TaggerTrainConfig, n_layers: int, dim: int) -> tu
             torch.nn.utils.clip_grad_norm_(head.parameters(), 5.0)
             opt.step()
             sched.step()
-            total += float(loss.detach()) * len(idx)
+            total += loss.detach().to(torch.float64) * len(idx)
             n += len(idx)
-            progress.step(epoch=f"{epoch}/{cfg.epochs}", loss=total / n)
+            progress.step(epoch=f"{epoch}/{cfg.epochs}", loss=lambda: float(total) / n)
+        train_loss = float(total) / max(n, 1)
         train_s = time.perf_counter() - t0
-        entry = {"epoch": epoch, "train_loss": total / max(n, 1), "train_seconds": train_s}
+        entry = {"epoch": epoch, "train_loss": train_loss, "train_seconds": train_s}
         if dev_inst and epoch > cfg.epochs - cfg.eval_last_epochs:
-            pred = [t for t, _ in tagger.predict(dev_inst, prep.features, device=cfg.device)]
+            pred = [t for t, _ in tagger.predict(dev_inst, features, device=cfg.device)]
             entry["dev_f1"] = span_scores(dev_gold, pred)["overall"]["f1"]
             if entry["dev_f1"] > best_f1:
                 best_f1 = entry["dev_f1"]
@@ -198,7 +204,7 @@ def train(prep: Prepared, cfg: TaggerTrainConfig, n_layers: int, dim: int) -> tu
         t0 = time.perf_counter()
         current = head.state_dict()
         head.load_state_dict({k: (weight_sum[k] / len(averaged)).to(current[k].dtype) for k in current})
-        pred = [t for t, _ in tagger.predict(dev_inst, prep.features, device=cfg.device)]
+        pred = [t for t, _ in tagger.predict(dev_inst, features, device=cfg.device)]
         dev_f1 = span_scores(dev_gold, pred)["overall"]["f1"]
         kept = dev_f1 > best_f1
         if kept:

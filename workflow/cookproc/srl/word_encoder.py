@@ -36,6 +36,49 @@ def resolve_encoder(name_or_path: str) -> Path:
         "(give a local Hugging Face model folder with config.json and weights)")
 
 
+class WordFeatures(Sequence):
+    """Per-word features of many sentences in one float16 buffer [n_words, n_layers, dim]; item
+    ``i`` is sentence ``i``'s rows (a view). ``on(device)`` gives the buffer as one tensor there,
+    so that a batch's features are a gather on the device, not a rebuild on the host."""
+
+    def __init__(self, buffer: np.ndarray, offsets: np.ndarray):
+        self.buffer, self.offsets = buffer, np.asarray(offsets, dtype=np.int64)
+        self._on: dict = {}
+
+    @classmethod
+    def of(cls, features: "WordFeatures | Sequence[np.ndarray]") -> "WordFeatures":
+        """``features`` themselves, or the arrays of a list (copied into one buffer)."""
+        if isinstance(features, WordFeatures):
+            return features
+        if not len(features):
+            raise ValueError("no sentences' features")
+        lengths = [len(f) for f in features]
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        return cls(np.concatenate(list(features)).astype(np.float16, copy=False), offsets)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        return self.buffer[self.offsets[i]:self.offsets[i + 1]]
+
+    def on(self, device):
+        """(buffer [n_words, n_layers, dim] float16, first word [n_sentences], words [n_sentences]) as
+        tensors on ``device``; copied there once (on the CPU the buffer is shared, not copied)."""
+        import torch
+
+        device = torch.device(device)
+        if device not in self._on:
+            offsets = torch.from_numpy(self.offsets)
+            self._on[device] = (torch.from_numpy(self.buffer).to(device), offsets[:-1].to(device),
+                                (offsets[1:] - offsets[:-1]).to(device))
+        return self._on[device]
+
+
 class WordEncoder:
     """Frozen encoder -> float16 array [n_words, n_layers, dim] per sentence."""
 
@@ -62,17 +105,16 @@ class WordEncoder:
         self.dim = int(self.model.config.hidden_size)
         self._torch = torch
 
-    def encode(self, sentences: Sequence[Sequence[str]], *, batch_size: int = 64) -> list[np.ndarray]:
+    def encode(self, sentences: Sequence[Sequence[str]], *, batch_size: int = 64) -> WordFeatures:
         """Per-word features of each sentence; words past ``max_subwords`` get zeros.
 
-        The arrays are views into one float16 buffer allocated up front: thousands of separately
-        allocated arrays, interleaved with each batch's float32 temporaries, fragment the heap
-        (about 0.5 GB more resident memory on the EWT corpus)."""
+        One float16 buffer allocated up front, each sentence's array a view into it: thousands of
+        separately allocated arrays, interleaved with each batch's float32 temporaries, fragment the
+        heap (about 0.5 GB more resident memory on the EWT corpus)."""
         torch = self._torch
         lengths = [len(s) for s in sentences]
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         buffer = np.zeros((int(offsets[-1]), self.n_layers, self.dim), dtype=np.float16)
-        out = [buffer[offsets[i]:offsets[i + 1]] for i in range(len(sentences))]
         # Length-sorted batches: little padding, and the order does not change any result.
         order = sorted(range(len(sentences)), key=lambda i: (len(sentences[i]), i))
         progress = Progress("word encoder", -(-len(order) // batch_size), unit="batches", log=log)
@@ -85,17 +127,26 @@ class WordEncoder:
                 hidden = self.model(input_ids=enc["input_ids"].to(self.device),
                                     attention_mask=enc["attention_mask"].to(self.device),
                                     output_hidden_states=True).hidden_states
-                stack = torch.stack(hidden, dim=2).float().cpu()  # [B, T, L, D]
+                stack = torch.stack(hidden, dim=2).float()  # [B, T, L, D], on the device
+                # Sub-word pooling for the whole batch at once: every kept sub-word is added to its
+                # word's row (words of the batch numbered in batch order), then divided by the count.
+                first_word = np.concatenate([[0], np.cumsum([len(sentences[i]) for i in idx])]).tolist()
+                flat_rows, word_rows = [], []
                 for row, i in enumerate(idx):
                     n = len(sentences[i])
-                    word_ids = enc.word_ids(row)
-                    sums = torch.zeros(n, self.n_layers, self.dim)
-                    counts = torch.zeros(n)
-                    pos = [t for t, w in enumerate(word_ids) if w is not None and w < n]
-                    if pos:
-                        wid = torch.tensor([word_ids[t] for t in pos])
-                        sums.index_add_(0, wid, stack[row, pos])
-                        counts.index_add_(0, wid, torch.ones(len(pos)))
-                    out[i][...] = (sums / counts.clamp(min=1)[:, None, None]).numpy()  # rounds to float16
+                    for t, w in enumerate(enc.word_ids(row)):
+                        if w is not None and w < n:
+                            flat_rows.append(row * stack.shape[1] + t)
+                            word_rows.append(first_word[row] + w)
+                n_words = int(first_word[-1])
+                sums = stack.new_zeros((n_words, self.n_layers, self.dim))
+                counts = stack.new_zeros(n_words)
+                if flat_rows:
+                    targets = torch.tensor(word_rows, device=self.device)
+                    sums.index_add_(0, targets, stack.flatten(0, 1)[torch.tensor(flat_rows, device=self.device)])
+                    counts.index_add_(0, targets, stack.new_ones(len(word_rows)))
+                pooled = (sums / counts.clamp(min=1)[:, None, None]).cpu().numpy()
+                rows = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in idx])
+                buffer[rows] = pooled  # rounds to float16
                 progress.step()
-        return out
+        return WordFeatures(buffer, offsets)
