@@ -133,7 +133,7 @@ def _edit_meta(path, change):
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda m: m.update(format_version=deploy.FORMAT_VERSION + 1), "format version"),
+    (lambda m: m.update(format_version=deploy.ARTIFACT.version + 1), "format version"),
     (lambda m: m.update(format="something-else"), "format 'something-else'"),
     (lambda m: m["spec"].pop("threshold"), "missing \\['threshold'\\]"),
     (lambda m: m["spec"].update(extra=1), "unknown \\['extra'\\]"),

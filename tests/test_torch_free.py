@@ -41,6 +41,7 @@ TORCH_FREE = (
     "cookproc.keyclips.tfidf",
     "cookproc.learn.thresholds",
     "cookproc.learn.tuned_vectors",
+    "cookproc.learn.artifact",
     # The supervised stage.
     "cookproc.supervised",
     "cookproc.supervised.clipfeatures",
@@ -63,6 +64,8 @@ TORCH_FREE = (
     "cookproc.core.schemas",
     # What they import from the rest of the library.
     "cookproc",
+    "cookproc.data",
+    "cookproc.evaluation",
     "cookproc.evaluation._fuzz",
     "cookproc.evaluation.metrics",
     "cookproc.srl",

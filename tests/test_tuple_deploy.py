@@ -148,6 +148,10 @@ def test_an_incomplete_artifact_is_refused(artifact, tmp_path):
         deploy.TupleExtractor.load(tagged)
     (tagged / "tagger.pt").write_bytes(b"")
     assert deploy.TupleExtractor.load(tagged).tagger_model == tagged / "tagger.pt"
+    # The tagger is read with torch.load(weights_only=True); any other pickle or code is refused unread.
+    (tagged / "extra.pkl").write_bytes(b"x")
+    with pytest.raises(InputError, match=r"extra.pkl: refused: weights are loaded from .safetensors files only"):
+        deploy.TupleExtractor.load(tagged)
 
 
 def test_procedures_take_verbs_and_arguments_from_the_artifact_and_need_a_selector(tmp_path):

@@ -9,7 +9,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.learn.folds import clip_folds, read_folds
     from cookproc.learn.inputs import align_rows, read_clips_parquet
     from cookproc.srl.baselines import read_lexicon_lines
-    from cookproc.supervised.deploy import model_card, oracle_scores, recipe_split, save_extractor, training_table
+    from cookproc.learn.artifact import training_summary
+    from cookproc.supervised.deploy import model_card, oracle_scores, save_extractor, training_table
 
     smk = snakemake  # noqa: F821
     p = smk.params
@@ -30,9 +31,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     meta = {"settings": dict(p.settings), "srl_backend": p.srl_backend,
             "sentence_vectors": "vectors" in smk.input.keys(), "encoder": dict(p.encoder),
             "lexicon": sorted(read_lexicon_lines(smk.input.lexicon) - {""}), "code": p.code, "path": out,
-            "training": {"n_clips": len(clips), "n_videos": int(clips["video_id"].nunique()),
-                         "n_recipes": int(clips["recipe"].nunique()), "n_train": int((~inner).sum()),
-                         "n_val": int(inner.sum()), **recipe_split(clips, inner)},
+            "training": training_summary(clips, inner),
             # What the card states, as data (results/numbers.json reads it; a test checks it equals Table 5's row).
             "crossval": {"system": str(run["system"].iloc[0]), "source": smk.input.crossval, "keyclips": "oracle",
                          "cells": cells}}

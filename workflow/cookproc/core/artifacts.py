@@ -78,11 +78,14 @@ CODE_FILES = (".py", ".pyc", ".pyo", ".so")
 CODE_KEYS = ("auto_map", "trust_remote_code", "custom_pipelines")
 
 
-def refuse_unsafe_model_files(folder: str | os.PathLike) -> None:
+def refuse_unsafe_model_files(folder: str | os.PathLike, trusted: Sequence[str] = ()) -> None:
     """Refuse a model folder (any depth) that holds weights other than safetensors, Python code, a
     JSON file asking for remote code (``auto_map``, ``trust_remote_code``), or a sentence-transformers
-    module that is not sentence-transformers' own. The InputError names the file; nothing is loaded."""
+    module that is not sentence-transformers' own. The InputError names the file; nothing is loaded.
+    ``trusted``: paths (relative to ``folder``) whose loader reads them without running code
+    (``torch.load(weights_only=True)``), passed over."""
     folder = Path(folder)
+    trusted_paths = {folder / name for name in trusted}
     seen: set[str] = set()
     for top, dirs, names in os.walk(folder, followlinks=True):
         real = os.path.realpath(top)
@@ -93,6 +96,8 @@ def refuse_unsafe_model_files(folder: str | os.PathLike) -> None:
         dirs.sort()
         for name in sorted(names):
             path = Path(top, name)
+            if path in trusted_paths:
+                continue
             suffix = path.suffix.lower()
             if suffix in OTHER_WEIGHTS:
                 raise InputError(path, f"refused: weights are loaded from .safetensors files only, and {suffix} "

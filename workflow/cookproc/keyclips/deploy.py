@@ -17,6 +17,9 @@ An artifact is a folder (:func:`save_selector`, read back by :meth:`KeyClipSelec
   is byte-identical when the same inputs are trained again);
 * ``MODEL_CARD.md``: written beside them by the rule (:func:`model_card`).
 
+The folder's shape (format and version, checks on load, atomic save, the card's layout) is
+cookproc.learn.artifact's, shared with the tuple extractor.
+
 Inference runs the training code path itself (the frozen bottom, then the tuned top layers), so a
 clip of the benchmark gets the score it got when the selector was trained.
 """
@@ -35,8 +38,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from cookproc.core.artifacts import building_folder, read_model_json as read_artifact_json, refuse_unsafe_model_files
 from cookproc.core.errors import InputError
+from cookproc.learn.artifact import (DeployedModel, ModelFormat, card_text, markdown_table, no_held_out_score,
+                                     training_clips, training_split, training_summary, validation_recipes)
 from cookproc.learn.crossval import blend_scores
 from cookproc.keyclips.finetune import (FinetuneConfig, FrozenBottom, TunedTop, bottom_encoder, load_bottom, train_top,
                                         tuned_outputs)
@@ -49,12 +53,6 @@ from cookproc.learn.thresholds import best_threshold
 from cookproc.keyclips.train import ClipInputs, KeyClipTrainConfig, predict, train_model
 
 log = logging.getLogger(__name__)
-
-FORMAT = "cookproc.keyclip-selector"
-#: Bumped whenever the files or the meaning of a field change: older artifacts are then refused.
-FORMAT_VERSION = 1
-FILES = ("model.json", "encoder", "tuned_top.safetensors", "net.safetensors", "vocabulary.json")
-
 
 @dataclass(frozen=True)
 class SelectorSpec:
@@ -74,6 +72,12 @@ class SelectorSpec:
     head_weight: float  # score = (1 - w) * net + w * tuned head
     threshold: float  # key iff score >= threshold (chosen on the inner-validation recipes)
     threshold_metric: str
+
+
+ARTIFACT = ModelFormat("cookproc.keyclip-selector", 1, kind="key-clip selector", rule="deploy_keyclip_selector",
+                       rebuild="train the selector again",
+                       files=("model.json", "encoder", "tuned_top.safetensors", "net.safetensors", "vocabulary.json"),
+                       required=("code", "training"), spec=SelectorSpec)
 
 
 @dataclass
@@ -158,13 +162,7 @@ def train_selector(clips: pd.DataFrame, inner_val: np.ndarray, *, encoder_path: 
                         hidden=cfg.hidden, dropout=cfg.dropout, head_weight=settings["head_weight"],
                         threshold=float(threshold), threshold_metric=rule)
     # Which recipes the weights saw and which chose the settings, by name (the model card states both).
-    recipes = clips["recipe"].astype(str).to_numpy() if "recipe" in clips else None
-    info = {"n_clips": len(labels), "n_train": len(train), "n_val": len(val),
-            "n_videos": int(clips["video_id"].nunique()),
-            "n_recipes": int(clips["recipe"].nunique()) if "recipe" in clips else None,
-            **({"train_recipes": sorted(set(recipes[train].tolist())), "val_recipes": sorted(set(recipes[val].tolist()))}
-               if recipes is not None else {}),
-            "seed": seed, **tune_info, **net_info, **selection}
+    info = {**training_summary(clips, inner_val), "seed": seed, **tune_info, **net_info, **selection}
     seconds = {"finetune": round(tuned_s, 1), "total": round(time.perf_counter() - start, 1), "device": device}
     log.info("trained on %d clips (%d inner-validation): threshold %.4f, %s, %s", len(train), len(val), threshold,
              {k: v for k, v in info.items() if k != "candidates"}, seconds)
@@ -179,40 +177,27 @@ def _save_tensors(module: torch.nn.Module, path: Path) -> None:
 
 def metadata(selector: TrainedSelector, *, config: dict, code: str) -> dict:
     """model.json's content: format, spec, the settings that trained it, the code fingerprint."""
-    return {"format": FORMAT, "format_version": FORMAT_VERSION, "spec": dataclasses.asdict(selector.spec),
-            "config": config, "code": code, "training": selector.info}
+    return ARTIFACT.stamp({"spec": dataclasses.asdict(selector.spec), "config": config, "code": code,
+                           "training": selector.info})
 
 
 def save_selector(selector: TrainedSelector, out_dir: str | os.PathLike, meta: dict, card: str | None = None) -> None:
     """Write the artifact folder (``meta``: :func:`metadata`) atomically: built beside ``out_dir``
     and renamed into place."""
-    with building_folder(out_dir) as tmp:
+    with ARTIFACT.saving(out_dir, meta, card) as (tmp, _):
         selector.bottom.model.save_pretrained(tmp / "encoder")
         selector.bottom.tokenizer.save_pretrained(tmp / "encoder")
         _save_tensors(selector.tuned, tmp / "tuned_top.safetensors")
         _save_tensors(selector.net, tmp / "net.safetensors")
         (tmp / "vocabulary.json").write_text(json.dumps(selector.vocabulary, indent=0, sort_keys=True) + "\n")
-        (tmp / "model.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
         (tmp / "timing.json").write_text(json.dumps(selector.seconds, indent=1, sort_keys=True) + "\n")
-        if card is not None:
-            (tmp / "MODEL_CARD.md").write_text(card)
 
 
-def read_model_json(path: str | os.PathLike) -> dict:
-    """The artifact's model.json, checked for format and version (no weights are read)."""
-    meta_path = Path(path) / "model.json"
-    meta = read_artifact_json(path, kind="key-clip selector", files=FILES, format=FORMAT, version=FORMAT_VERSION,
-                              rebuild="train the selector again")
-    fields = {f.name for f in dataclasses.fields(SelectorSpec)}
-    spec = meta.get("spec")
-    if not isinstance(spec, dict) or set(spec) != fields:
-        got = set(spec) if isinstance(spec, dict) else set()
-        raise InputError(meta_path, f"spec does not match this code: missing {sorted(fields - got)}, "
-                                    f"unknown {sorted(got - fields)}")
-    return meta
+#: The artifact's model.json, checked for format, version, keys and spec (no weights are read).
+read_model_json = ARTIFACT.read
 
 
-class KeyClipSelector:
+class KeyClipSelector(DeployedModel):
     """A saved selector, ready to score the clips of new transcripts.
 
     The encoder's frozen bottom and the tuned top are built and moved to ``device`` once, when the
@@ -231,19 +216,13 @@ class KeyClipSelector:
         return FrozenBottom(self.model, self.tokenizer, sentences, self.spec.finetuned_layers,
                             max_length=self.spec.max_length, device=self.device, bottom=self.bottom)
 
-    @property
-    def name(self) -> str:
-        return self.path.name
-
     @classmethod
     def load(cls, path: str | os.PathLike, device: str = "cpu") -> "KeyClipSelector":
-        """Read and check an artifact folder; refuses one whose format, spec or weights do not match."""
+        """Read and check an artifact folder; refuses one whose format, spec or weights do not match,
+        or that holds pickles or code (before any weights are read)."""
         from safetensors.torch import load_file
 
-        path = Path(path)
-        meta = read_model_json(path)
-        # Before any weights are read: safetensors only, no code hooks, anywhere in the folder.
-        refuse_unsafe_model_files(path)
+        path, meta = ARTIFACT.open(path)
         spec = SelectorSpec(**meta["spec"])
         model, tokenizer = load_pretrained(path / "encoder")
         if int(model.config.hidden_size) != spec.hidden_size:
@@ -299,49 +278,34 @@ def _contiguous(values: np.ndarray) -> bool:
     return True
 
 
-def _recipes(training: Mapping, key: str) -> str:
-    names = training.get(key)
-    return f"{len(names)} recipes" if names else "recipes"
-
-
 def model_card(name: str, meta: dict, seconds: dict, cv_rows: Sequence[dict], interval: dict | None) -> str:
     """MODEL_CARD.md: what the selector is, what its weights were trained on and what chose its
     settings (which recipes), how well cross-validation scored the same configuration and seed
     (``cv_rows``: Acc/P/R/F1 of the run Table 4 shows, as model.json's ``crossval`` holds them;
     ``interval``: its bootstrap intervals), how long training took and how to use it."""
     spec, training = meta["spec"], meta["training"]
-    val_names = training.get("val_recipes")
-    lines = [f"# Model card: {name}", "",
-             "Key-clip selector of the cookproc workflow (the neural text variant, `neural-text` in Table 4): the "
+    intro = ("Key-clip selector of the cookproc workflow (the neural text variant, `neural-text` in Table 4): the "
              f"top {spec['finetuned_layers']} layers of the sentence encoder fine-tuned on key-clip labels, a "
              "key-clip net over the tuned sentence vectors with "
              f"{spec['context_window']} neighbouring sentence(s) each side"
              + (", the clip's position in the video" if spec["layout_features"] else "")
              + (" and a term vocabulary" if spec["lexical"] else "")
-             + f", blended with the tuned encoder's head (weight {spec['head_weight']}).", "",
-             "## Training data", "",
-             f"The {training['n_clips']} clips of the {training['n_videos']} benchmark videos"
-             + (f" ({training['n_recipes']} recipes)" if training.get("n_recipes") else "")
-             + f", in two parts. The weights (fine-tuned encoder layers, head and net) were fitted on the "
-             f"{training['n_train']} clips of the {_recipes(training, 'train_recipes')} outside inner validation. "
-             f"The {training['n_val']} clips of the {_recipes(training, 'val_recipes')} of inner validation "
-             "(the folds file's `inner_val` flag) trained no weight: they chose the early-stopping epoch, "
-             "the settings among the configured candidates, if any, and the decision threshold "
-             f"({spec['threshold']:.4f}, maximising {spec['threshold_metric']})"
-             + (f": {', '.join(val_names)}." if val_names else ".")
-             + f" Seed {training['seed']}. Training took {seconds['total']:.0f} s "
-             f"(fine-tuning {seconds['finetune']:.0f} s) on `{seconds['device']}`.", "",
-             "## Cross-validated scores", "",
-             "The same configuration and seed under the benchmark's leave-recipes-out cross-validation (every clip "
-             "scored by a model that never saw its recipe; the row of Table 4, percent):", "",
-             "| run | Acc | P | R | F1 |", "|---|---|---|---|---|"]
-    for row in cv_rows:
-        lines.append(f"| {row['run']} | {row['accuracy']:.1f} | {row['precision']:.1f} | {row['recall']:.1f} | "
-                     f"{row['f1']:.1f} |")
+             + f", blended with the tuned encoder's head (weight {spec['head_weight']}).")
+    data = (f"{training_clips(training)}, in two parts. The weights (fine-tuned encoder layers, head and net) were "
+            f"fitted on the {training_split(training)} (the folds file's `inner_val` flag) trained no weight: they "
+            "chose the early-stopping epoch, the settings among the configured candidates, if any, and the decision "
+            f"threshold ({spec['threshold']:.4f}, maximising {spec['threshold_metric']}){validation_recipes(training)}"
+            f" Seed {training['seed']}. Training took {seconds['total']:.0f} s "
+            f"(fine-tuning {seconds['finetune']:.0f} s) on `{seconds['device']}`.")
+    scores = ["The same configuration and seed under the benchmark's leave-recipes-out cross-validation (every clip "
+              "scored by a model that never saw its recipe; the row of Table 4, percent):",
+              markdown_table(["run", "Acc", "P", "R", "F1"],
+                             [[str(row["run"]), *(f"{row[m]:.1f}" for m in ("accuracy", "precision", "recall", "f1"))]
+                              for row in cv_rows])]
     if interval:
-        lines += ["", f"95% bootstrap intervals of that run ({interval['unit']}s resampled, "
+        scores.append(f"95% bootstrap intervals of that run ({interval['unit']}s resampled, "
                       f"{interval['resamples']} resamples): "
-                  + ", ".join(f"{m} [{lo:.1f}, {hi:.1f}]" for m, (lo, hi) in interval["metrics"].items()) + "."]
+                      + ", ".join(f"{m} [{lo:.1f}, {hi:.1f}]" for m, (lo, hi) in interval["metrics"].items()) + ".")
     selected = training.get("selected")
     fixed = ("The fine-tuning (layers, epochs), the net's size and the candidate sets themselves were fixed "
              "beforehand, some of them by comparing an earlier run's out-of-fold scores on the test folds "
@@ -355,13 +319,11 @@ def model_card(name: str, meta: dict, seconds: dict, cv_rows: Sequence[dict], in
     else:
         how = ("Its settings (context window, head weight, threshold rule, fine-tuned layers) were fixed in the "
                "config, not selected on inner-validation recipes. " + fixed)
-    lines += ["", "No held-out score of this very model exists (every recipe took part in building it): the "
-              "numbers above estimate how it does on unseen recipes. " + how, "",
-              "## Use", "",
-              f"`cookproc extract talk.vtt --keyclips {meta.get('path', 'results/models/' + name)}`, or the "
-              "workflow's `user.keyclip_model` (results/procedures/<name>.md). Clips must be cut as in training: "
-              "one transcript sentence, or one cue of unpunctuated captions.", "",
-              "## Provenance", "",
-              f"Format {meta['format']} version {meta['format_version']}; code fingerprint `{meta['code']}`; the "
-              "workflow settings used are in model.json (`config`), the scores above in its `crossval`.", ""]
-    return "\n".join(lines)
+    scores.append(no_held_out_score("this very model") + " " + how)
+    use = (f"`cookproc extract talk.vtt --keyclips {meta.get('path', 'results/models/' + name)}`, or the "
+           "workflow's `user.keyclip_model` (results/procedures/<name>.md). Clips must be cut as in training: "
+           "one transcript sentence, or one cue of unpunctuated captions.")
+    provenance = (f"Format {meta['format']} version {meta['format_version']}; code fingerprint `{meta['code']}`; the "
+                  "workflow settings used are in model.json (`config`), the scores above in its `crossval`.")
+    return card_text(name, intro, [("Training data", [data]), ("Cross-validated scores", scores), ("Use", [use]),
+                                   ("Provenance", [provenance])])

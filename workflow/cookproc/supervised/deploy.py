@@ -21,67 +21,58 @@ classifier that scores the new clips, and gives the same tuples as fitting every
 (tested). The fits are seeded and their solvers deterministic, so the same call gives the same
 tuples; a clip's tuples depend on its own video's clips only, never on the other files of a call.
 Torch-free: the new sentences' vectors and SRL frames are computed by the caller
-(cookproc.app.extractors).
+(cookproc.app.extractors). The folder's shape (format and version, checks on load, atomic save,
+the card's layout) is cookproc.learn.artifact's, shared with the key-clip selector.
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
 import time
-from collections import Counter
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from cookproc.core.artifacts import building_folder, read_model_json
 from cookproc.core.errors import InputError
 from cookproc.core.schemas import read_table, write_parquet
+from cookproc.learn.artifact import (DeployedModel, ModelFormat, card_text, markdown_table, no_held_out_score,
+                                     training_clips, training_split, validation_recipes)
 from cookproc.learn.sentence_vectors import clip_text_features
 from cookproc.evaluation.metrics import SimilarityCache
 from cookproc.supervised import extract
 from cookproc.supervised.clipfeatures import read_srl
 from cookproc.supervised.crossval import cross_validate_field
-from cookproc.supervised.verbclf import VerbClassifier
+from cookproc.supervised.verbclf import KnownProbabilities
 
 log = logging.getLogger(__name__)
 
-FORMAT = "cookproc.tuple-extractor"
-#: Bumped whenever the files or the meaning of a field change: older artifacts are then refused.
-FORMAT_VERSION = 2
-FILES = ("model.json", "training.parquet", "srl.parquet")
+#: The trained SRL tagger, when the extractor's frames come from it (srl_backend tagger); read with
+#: torch.load(weights_only=True), which unpickles no code.
+TAGGER = "tagger.pt"
+ARTIFACT = ModelFormat("cookproc.tuple-extractor", 2, kind="tuple extractor", rule="deploy_tuple_extractor",
+                       rebuild="build the extractor again", files=("model.json", "training.parquet", "srl.parquet"),
+                       required=("settings", "srl_backend", "sentence_vectors", "lexicon", "fitted"),
+                       trusted=(TAGGER,))
 #: The verb classifier's probabilities on the benchmark clips, when the extractor has the classifier.
 CLASSIFIER = "classifier.parquet"
 #: The verb classifier's sentence vectors, when it reads them.
 VECTORS = "vectors.parquet"
-#: The trained SRL tagger, when the extractor's frames come from it (srl_backend tagger).
-TAGGER = "tagger.pt"
 #: Video ids of new clips are prefixed so that they can never meet a benchmark video's.
 NEW_VIDEO = "new:"
 
-TRAINING = pa.schema([
-    pa.field("video_id", pa.string(), nullable=False),
-    pa.field("clip_idx", pa.int32(), nullable=False),
-    pa.field("recipe", pa.string(), nullable=False),
-    pa.field("sentence", pa.string(), nullable=False),
-    pa.field("gold_verbs", pa.list_(pa.string()), nullable=False),
-    pa.field("gold_args", pa.list_(pa.string()), nullable=False),
-    pa.field("fold", pa.int32(), nullable=False),
-    pa.field("inner_val", pa.bool_(), nullable=False),
-])
-
+TRAINING = pa.schema([pa.field(name, kind, nullable=False) for name, kind in [
+    ("video_id", pa.string()), ("clip_idx", pa.int32()), ("recipe", pa.string()), ("sentence", pa.string()),
+    ("gold_verbs", pa.list_(pa.string())), ("gold_args", pa.list_(pa.string())), ("fold", pa.int32()),
+    ("inner_val", pa.bool_())]])
 #: One row per benchmark clip (clip order): the verb classifier's probability of each of its verbs
 #: (model.json's ``fitted.classifier_verbs``, in that order).
-CLASSIFIER_TABLE = pa.schema([
-    pa.field("video_id", pa.string(), nullable=False),
-    pa.field("clip_idx", pa.int32(), nullable=False),
-    pa.field("probabilities", pa.list_(pa.float64()), nullable=False),
-])
+CLASSIFIER_TABLE = pa.schema([pa.field(name, kind, nullable=False) for name, kind in [
+    ("video_id", pa.string()), ("clip_idx", pa.int32()), ("probabilities", pa.list_(pa.float64()))]])
 FIELDS = ("verbs", "arguments")
 
 
@@ -107,14 +98,13 @@ def save_extractor(out_dir: str | os.PathLike, training: pa.Table, srl: str | os
     the same clips when the verb classifier reads them, and of the SRL tagger when the frames come
     from it (new sentences must be labelled alike), and what :func:`fit_once` computes from them;
     ``meta``: model.json's content; ``card``: MODEL_CARD.md's text from the final model.json."""
-    with building_folder(out_dir) as tmp:
+    with ARTIFACT.saving(out_dir, meta, card) as (tmp, meta):
         write_parquet(training, tmp / "training.parquet", TRAINING)
         shutil.copyfile(srl, tmp / "srl.parquet")
         if vectors is not None:
             shutil.copyfile(vectors, tmp / VECTORS)
         if tagger is not None:
             shutil.copyfile(tagger, tmp / TAGGER)
-        meta = {**meta, "format": FORMAT, "format_version": FORMAT_VERSION}
         model = TupleExtractor(tmp, meta, _training_frame(tmp / "training.parquet"), read_srl(tmp / "srl.parquet"),
                                None if vectors is None else clip_text_features(tmp / VECTORS, training.to_pandas()))
         fitted, probabilities = fit_once(model, lemma=lemma)
@@ -123,20 +113,10 @@ def save_extractor(out_dir: str | os.PathLike, training: pa.Table, srl: str | os
                                     "probabilities": pa.array(list(probabilities), pa.list_(pa.float64()))},
                                    schema=CLASSIFIER_TABLE), tmp / CLASSIFIER, CLASSIFIER_TABLE)
         meta["fitted"] = fitted
-        (tmp / "model.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        if card is not None:
-            (tmp / "MODEL_CARD.md").write_text(card(meta), encoding="utf-8")
 
 
-def read_extractor_json(path: str | os.PathLike) -> dict:
-    """The artifact's model.json, checked for format, version, settings and files."""
-    path = Path(path)
-    meta_path = path / "model.json"
-    meta = read_model_json(path, kind="tuple extractor", files=FILES, format=FORMAT, version=FORMAT_VERSION,
-                           rebuild="build the extractor again")
-    for key in ("settings", "srl_backend", "sentence_vectors", "lexicon", "fitted"):
-        if key not in meta:
-            raise InputError(meta_path, f"no {key!r}: not written by this workflow's rule deploy_tuple_extractor")
+def _check_files(path: Path, meta: dict) -> None:
+    """The files model.json's settings call for."""
     if meta["sentence_vectors"] and not (path / VECTORS).exists():
         raise InputError(path, f"incomplete tuple extractor: missing {VECTORS}")
     if meta["srl_backend"] == "tagger" and not (path / TAGGER).exists():
@@ -144,7 +124,6 @@ def read_extractor_json(path: str | os.PathLike) -> dict:
     if meta["fitted"].get("classifier_verbs") is not None and not (path / CLASSIFIER).exists():
         raise InputError(path, f"incomplete tuple extractor: missing {CLASSIFIER} (its verb classifier's "
                                "probabilities on the benchmark clips)")
-    return meta
 
 
 def _training_frame(path: Path) -> pd.DataFrame:
@@ -168,39 +147,6 @@ def _classifier_probabilities(path: Path, training: pd.DataFrame, verbs: list[st
     if widths != {len(verbs)}:
         raise InputError(path, f"rows of {sorted(widths)} probabilities; model.json lists {len(verbs)} verbs")
     return values.flatten().to_numpy().reshape(len(training), len(verbs))
-
-
-@dataclass(frozen=True)
-class _KnownProbabilities(VerbClassifier):
-    """The verb classifier, with its probabilities on the benchmark clips (the first ``len(known)``
-    rows) known from the artifact: only the classifier fitted on all training clips runs, for the
-    new clips. With ``known`` None it runs in full and leaves its result in ``record``."""
-
-    known: np.ndarray | None = field(default=None, compare=False)
-    known_verbs: tuple[str, ...] = ()
-    record: dict | None = field(default=None, compare=False)
-
-    @classmethod
-    def wrap(cls, classifier: VerbClassifier, **extra) -> "_KnownProbabilities":
-        return cls(**{f.name: getattr(classifier, f.name) for f in fields(VerbClassifier)}, **extra)
-
-    def probabilities(self, gold, fold, train, others):
-        if self.known is None:
-            probs, verbs = super().probabilities(gold, fold, train, others)
-            if self.record is not None:
-                self.record.update(probabilities=probs, verbs=verbs)
-            return probs, verbs
-        counts = Counter(v for i in train for v in gold[i])
-        verbs = sorted(v for v, c in counts.items() if c >= self.min_count)
-        if tuple(verbs) != self.known_verbs:
-            raise RuntimeError("the training clips' verbs differ from those the artifact's classifier was fitted on")
-        n_known = len(self.known)
-        probs = np.zeros((len(self.sentences), len(verbs)))
-        probs[:n_known] = self.known
-        new = others[others >= n_known]
-        if len(new):
-            probs[new] = self._fit_predict(self.features(train), gold, train, new, verbs)
-        return probs, verbs
 
 
 def _choice(info: dict, settings: dict) -> dict:
@@ -233,17 +179,13 @@ def fit_once(model: "TupleExtractor", *, lemma=None) -> tuple[dict, np.ndarray |
     return fitted, None if probabilities is None else probabilities[:len(model.training)]
 
 
-class TupleExtractor:
+class TupleExtractor(DeployedModel):
     """A saved text-only supervised extractor: verbs and arguments of new clips."""
 
     def __init__(self, path: Path, meta: dict, training: pd.DataFrame, parses: dict, vectors: np.ndarray | None,
                  classifier_probabilities: np.ndarray | None = None):
         self.path, self.meta, self.training, self.parses, self.vectors = path, meta, training, parses, vectors
         self.classifier_probabilities = classifier_probabilities
-
-    @property
-    def name(self) -> str:
-        return self.path.name
 
     @property
     def srl_backend(self) -> str:
@@ -261,8 +203,8 @@ class TupleExtractor:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "TupleExtractor":
-        path = Path(path)
-        meta = read_extractor_json(path)
+        path, meta = ARTIFACT.open(path)
+        _check_files(path, meta)
         training = _training_frame(path / "training.parquet")
         vectors = clip_text_features(path / VECTORS, training) if meta["sentence_vectors"] else None
         verbs = meta["fitted"].get("classifier_verbs")
@@ -317,13 +259,13 @@ class TupleExtractor:
         fold, inner = clips["fold"].to_numpy(), clips["inner_val"].to_numpy()
         if fitted is None:
             if classifier is not None:
-                setups["verbs"] = replace(setups["verbs"], classifier=_KnownProbabilities.wrap(classifier, record=record))
+                setups["verbs"] = replace(setups["verbs"], classifier=KnownProbabilities.wrap(classifier, record=record))
             preds, info = extract.run(clips, fold, inner, setups, settings, held_out=[held_out])
             return preds, {name: info[name][held_out] for name in FIELDS}
         if classifier is not None:
             if fitted["classifier_verbs"] is None:
                 raise RuntimeError(f"{self.path}: the settings enable the verb classifier but none was fitted")
-            setups["verbs"] = replace(setups["verbs"], classifier=_KnownProbabilities.wrap(
+            setups["verbs"] = replace(setups["verbs"], classifier=KnownProbabilities.wrap(
                 classifier, known=self.classifier_probabilities, known_verbs=tuple(fitted["classifier_verbs"])))
         # extract.run's loop, with each field's chosen candidate as its only one.
         group = pd.factorize(clips["video_id"], sort=True)[0]
@@ -367,61 +309,38 @@ def oracle_scores(clips: pd.DataFrame, verbs: Sequence[Sequence[str]], args: Seq
     return intervals.to_pylist()
 
 
-def _count(training: Mapping, key: str) -> str:
-    names = training.get(key)
-    return f"{len(names)} recipes" if names else "recipes"
-
-
-def recipe_split(clips: pd.DataFrame, inner: np.ndarray) -> dict:
-    """The recipes whose clips fit the models and those of inner validation, by name (sorted)."""
-    recipes, inner = clips["recipe"].astype(str).to_numpy(), np.asarray(inner, dtype=bool)
-    return {"train_recipes": sorted(set(recipes[~inner].tolist())), "val_recipes": sorted(set(recipes[inner].tolist()))}
-
-
 def model_card(name: str, meta: dict, cells: Sequence[dict], bootstrap: dict, seconds: float) -> str:
     """MODEL_CARD.md: what the extractor is, what it is trained on, its cross-validated Table 5
     scores with intervals (``cells``: :func:`oracle_scores`), and how to use it."""
     training = meta["training"]
     by = {(c["field"], c["metric"]): c for c in cells}
-    lines = [f"# Model card: {name}", "",
-             "Tuple extractor of the cookproc workflow (`supervised-text` in Table 5): verb and argument "
-             "candidates from the sentence, its SRL frames "
-             f"(`{meta['srl_backend']}` backend) and the previous clips, and the verbs of a clip-level verb "
-             "classifier, ranked by gradient boosting; no video input.", "",
-             "## Training data", "",
-             f"The {training['n_clips']} clips of the {training['n_videos']} benchmark videos "
-             f"({training['n_recipes']} recipes) and their gold verbs and arguments, used as a "
-             "cross-validation fold uses its training recipes, in two parts. The boosting models and the verb "
-             f"classifier are fitted on the {training['n_train']} clips of the "
-             f"{_count(training, 'train_recipes')} outside inner validation. The {training['n_val']} clips of the "
-             f"{_count(training, 'val_recipes')} of inner validation fit nothing: they choose the decision "
-             "thresholds and, among the configured candidates, the settings (nested selection)"
-             + (f": {', '.join(training['val_recipes'])}." if training.get("val_recipes") else ".")
-             + " No pickled model is stored: the choices and the verb classifier's probabilities on the "
-             "benchmark clips are stored as data, and each run fits the chosen boosting models and the "
-             "classifier that scores the new clips again (seeded, deterministic). Building the artifact "
-             f"took {seconds:.0f} s; the choices:", "",
-             *[f"- {name}: " + ", ".join(f"{k} {v}" for k, v in sorted(meta["fitted"]["choices"][name].items()))
-               + f", threshold {meta['fitted']['thresholds'][name]}" for name in FIELDS], "",
-             "## Cross-validated scores", "",
-             "The same configuration under the benchmark's leave-recipes-out cross-validation (the oracle-key-clip "
-             "row of Table 5; model.json's `crossval`), percent, with 95% bootstrap intervals "
-             f"({bootstrap['unit']}s resampled, "
-             f"{bootstrap['resamples']} resamples):", "",
-             "| field (mode) | P | R | F1 |", "|---|---|---|---|"]
-    for field, mode in (("verbs", "exact"), ("arguments", "partial")):
-        cell = [by[(field, m)] for m in ("precision", "recall", "f1")]
-        lines.append(f"| {field} ({mode}) | " + " | ".join(f"{c['value']:.1f} [{c['ci_low']:.1f}, {c['ci_high']:.1f}]"
-                                                          for c in cell) + " |")
-    lines += ["", "No held-out score of the artifact itself exists (every recipe took part in building it): the "
-              "numbers above estimate how it does on unseen recipes. Its settings were fixed beforehand except "
-              "those the configuration lists as candidates of nested selection; some of the fixed ones (the verb "
-              "classifier's C and class floor, the candidate sets' ranges) were chosen by comparing an earlier "
-              "run's out-of-fold scores on the test folds (docs/benchmarks.md), so the estimate may be optimistic "
-              "by what those choices gained.", "",
-              "## Use", "",
-              "Key clips come from a key-clip selector (`user.keyclip_model`); this extractor gives every "
-              "clip's verbs and arguments:", "",
-              f"    snakemake -c2 results/procedures/<name>.json --config 'user={{tuple_model: {meta['path']}}}'",
-              f"    cookproc extract talk.srt --tuples {meta['path']}", ""]
-    return "\n".join(lines)
+    intro = ("Tuple extractor of the cookproc workflow (`supervised-text` in Table 5): verb and argument "
+             f"candidates from the sentence, its SRL frames (`{meta['srl_backend']}` backend) and the previous "
+             "clips, and the verbs of a clip-level verb classifier, ranked by gradient boosting; no video input.")
+    data = (f"{training_clips(training)} and their gold verbs and arguments, used as a cross-validation fold uses its "
+            "training recipes, in two parts. The boosting models and the verb classifier are fitted on the "
+            f"{training_split(training)} fit nothing: they choose the decision thresholds and, among the configured "
+            f"candidates, the settings (nested selection){validation_recipes(training)} No pickled model is stored: "
+            "the choices and the verb classifier's probabilities on the benchmark clips are stored as data, and each "
+            "run fits the chosen boosting models and the classifier that scores the new clips again (seeded, "
+            f"deterministic). Building the artifact took {seconds:.0f} s; the choices:")
+    choices = "\n".join(f"- {name}: " + ", ".join(f"{k} {v}" for k, v in sorted(meta["fitted"]["choices"][name].items()))
+                        + f", threshold {meta['fitted']['thresholds'][name]}" for name in FIELDS)
+    scores = ("The same configuration under the benchmark's leave-recipes-out cross-validation (the oracle-key-clip "
+              "row of Table 5; model.json's `crossval`), percent, with 95% bootstrap intervals "
+              f"({bootstrap['unit']}s resampled, {bootstrap['resamples']} resamples):")
+    table = markdown_table(["field (mode)", "P", "R", "F1"], [
+        [f"{field} ({mode})", *(f"{c['value']:.1f} [{c['ci_low']:.1f}, {c['ci_high']:.1f}]"
+                                for c in (by[(field, m)] for m in ("precision", "recall", "f1")))]
+        for field, mode in (("verbs", "exact"), ("arguments", "partial"))])
+    caveat = (no_held_out_score("the artifact itself") + " Its settings were fixed beforehand except those the "
+              "configuration lists as candidates of nested selection; some of the fixed ones (the verb classifier's "
+              "C and class floor, the candidate sets' ranges) were chosen by comparing an earlier run's out-of-fold "
+              "scores on the test folds (docs/benchmarks.md), so the estimate may be optimistic by what those "
+              "choices gained.")
+    use = ("Key clips come from a key-clip selector (`user.keyclip_model`); this extractor gives every clip's verbs "
+           "and arguments:")
+    commands = (f"    snakemake -c2 results/procedures/<name>.json --config 'user={{tuple_model: {meta['path']}}}'\n"
+                f"    cookproc extract talk.srt --tuples {meta['path']}")
+    return card_text(name, intro, [("Training data", [data, choices]), ("Cross-validated scores", [scores, table, caveat]),
+                                   ("Use", [use, commands])])

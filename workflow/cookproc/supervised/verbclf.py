@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
@@ -105,6 +105,40 @@ class VerbClassifier:
             model = LogisticRegression(C=self.C, max_iter=self.max_iter).fit(X[rows], targets)
             out[:, model.classes_] = model.predict_proba(X[predict])
         return out[:, :other]
+
+
+@dataclass(frozen=True)
+class KnownProbabilities(VerbClassifier):
+    """The verb classifier, with its probabilities on the benchmark clips (the first ``len(known)``
+    rows) known from a deployed extractor (cookproc.supervised.deploy): only the classifier fitted on
+    all training clips runs, for the new clips. With ``known`` None it runs in full and leaves its
+    result in ``record``."""
+
+    known: np.ndarray | None = field(default=None, compare=False)
+    known_verbs: tuple[str, ...] = ()
+    record: dict | None = field(default=None, compare=False)
+
+    @classmethod
+    def wrap(cls, classifier: VerbClassifier, **extra) -> "KnownProbabilities":
+        return cls(**{f.name: getattr(classifier, f.name) for f in fields(VerbClassifier)}, **extra)
+
+    def probabilities(self, gold, fold, train, others):
+        if self.known is None:
+            probs, verbs = super().probabilities(gold, fold, train, others)
+            if self.record is not None:
+                self.record.update(probabilities=probs, verbs=verbs)
+            return probs, verbs
+        counts = Counter(v for i in train for v in gold[i])
+        verbs = sorted(v for v, c in counts.items() if c >= self.min_count)
+        if tuple(verbs) != self.known_verbs:
+            raise RuntimeError("the training clips' verbs differ from those the artifact's classifier was fitted on")
+        n_known = len(self.known)
+        probs = np.zeros((len(self.sentences), len(verbs)))
+        probs[:n_known] = self.known
+        new = others[others >= n_known]
+        if len(new):
+            probs[new] = self._fit_predict(self.features(train), gold, train, new, verbs)
+        return probs, verbs
 
 
 def add_classifier_candidates(candidates: pd.DataFrame, probs: np.ndarray, verbs: list[str], clips: np.ndarray,
