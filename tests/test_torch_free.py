@@ -29,8 +29,6 @@ TORCH_FREE = (
     # thresholds and Platt scaling, inputs, lexical terms, TF-IDF, seed summaries, stored sentence vectors.
     "cookproc.keyclips",
     "cookproc.learn",
-    "cookproc.data",
-    "cookproc.evaluation",
     "cookproc.learn.crossval",
     "cookproc.learn.folds",
     "cookproc.learn.inputs",
