@@ -17,7 +17,8 @@ from cookproc.app import inspection
 from cookproc.app.cli import main as cli_main
 from cookproc.core import provenance
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import KEYCLIPS, write_parquet
+from cookproc.core.parquet_io import write_parquet
+from cookproc.core.schemas import KEYCLIPS
 from fixtures import REPO
 
 CONFIG = {"keyclips": {"device": "cpu", "text": {"path": None, "pooling": "mean"},

@@ -57,6 +57,7 @@ TORCH_FREE = (
     "cookproc.core.fingerprint",
     "cookproc.core.integrity",
     "cookproc.core.logs",
+    "cookproc.core.parquet_io",
     "cookproc.core.provenance",
     "cookproc.core.schemas",
     # What they import from the rest of the library.

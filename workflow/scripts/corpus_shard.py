@@ -3,7 +3,8 @@ from cookproc.app.corpus import CORPUS_CLIPS, documents_table
 from cookproc.core.logs import script_logging
 from cookproc.core.torch_runtime import configure_torch
 from cookproc.app.procedures import LoggedProgress, ProcedureSettings, procedure_documents
-from cookproc.core.schemas import CLIP_KEY, write_parquet
+from cookproc.core.parquet_io import write_parquet
+from cookproc.core.schemas import CLIP_KEY
 
 with script_logging(snakemake) as log:
     configure_torch(snakemake.threads, snakemake.params.device, deterministic=snakemake.params.deterministic)

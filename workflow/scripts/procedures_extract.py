@@ -2,7 +2,7 @@
 from cookproc.core.logs import script_logging
 from cookproc.core.torch_runtime import configure_torch
 from cookproc.app.procedures import LoggedProgress, ProcedureSettings, extract_procedure, to_json, to_markdown
-from cookproc.core.schemas import atomic_write_text
+from cookproc.core.parquet_io import atomic_write_text
 
 with script_logging(snakemake) as log:
     configure_torch(snakemake.threads, snakemake.params.device, deterministic=snakemake.params.deterministic)

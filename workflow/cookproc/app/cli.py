@@ -96,7 +96,7 @@ def parser() -> argparse.ArgumentParser:
 
 def extract(args: argparse.Namespace) -> None:
     from cookproc.app.procedures import ProcedureSettings, ProgressBar, extract_procedure, parse_model, render
-    from cookproc.core.schemas import atomic_write_text
+    from cookproc.core.parquet_io import atomic_write_text
 
     source = Path(args.file)
     if not source.is_file():

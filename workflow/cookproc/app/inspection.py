@@ -91,7 +91,7 @@ def snakemake_record(root: Path, path: str) -> dict | None:
 def read_verified(path: Path):
     """(table, None) for an intact file, (None, why) for a damaged one; never moves the file. A
     workflow output (under ``results/``) must carry its column digests, as when a rule reads it."""
-    from cookproc.core.schemas import _read_checked
+    from cookproc.core.parquet_io import _read_checked
 
     try:
         return _read_checked(path, None, require_digests=integrity.is_workflow_output(path)), None

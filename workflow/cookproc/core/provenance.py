@@ -2,7 +2,7 @@
 
 A workflow script runs inside :func:`cookproc.core.logs.script_logging`, which hands this module
 the job's ``snakemake`` object (duck-typed: this library never imports snakemake). Every file
-``cookproc.core.schemas.write_parquet`` then writes carries, under the key-value entry
+``cookproc.core.parquet_io.write_parquet`` then writes carries, under the key-value entry
 ``cookproc.provenance``, one compact JSON object:
 
 - ``rule``, ``wildcards``, ``script`` (repository-relative) and ``code``, the rule's code

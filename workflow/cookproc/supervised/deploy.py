@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from cookproc.core.artifacts import building_folder, read_model_json
 from cookproc.core.errors import InputError
-from cookproc.core.schemas import read_table, write_parquet
+from cookproc.core.parquet_io import read_table, write_parquet
 from cookproc.learn.sentence_vectors import clip_text_features
 from cookproc.evaluation.metrics import SimilarityCache
 from cookproc.supervised import extract
