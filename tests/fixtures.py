@@ -296,7 +296,7 @@ def check_provenance_against_snakemake(workdir: str | Path) -> dict[str, str]:
     import pyarrow.parquet as pq
 
     from cookproc.core import provenance
-    from cookproc.app.inspection import snakemake_record
+    from cookproc.app.lineage import snakemake_record
 
     workdir = Path(workdir)
 

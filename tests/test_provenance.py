@@ -1,5 +1,6 @@
-"""Provenance in every Parquet file (cookproc.core.provenance) and `cookproc inspect` (cookproc.app.inspection),
-on files written in a simulated job; the fixture workflow's own files are checked in test_workflow.py."""
+"""Provenance in every Parquet file (cookproc.core.provenance) and `cookproc inspect` (cookproc.app.inspection,
+its `--lineage` cookproc.app.lineage), on files written in a simulated job; the fixture workflow's own files
+are checked in test_workflow.py."""
 from __future__ import annotations
 
 import json
@@ -13,7 +14,7 @@ import pytest
 import yaml
 from snakemake.iocontainers import Namedlist
 
-from cookproc.app import inspection
+from cookproc.app import inspection, lineage
 from cookproc.app.cli import main as cli_main
 from cookproc.core import provenance
 from cookproc.core.logs import script_logging
@@ -185,7 +186,7 @@ def test_the_command_prints_json_and_the_lineage(run_dir):
                           capture_output=True, text=True, cwd=run_dir)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["provenance"]["rule"] == "keyclips_demo"
-    tree = inspection.lineage(run_dir / "results/keyclips/demo.parquet")
+    tree = lineage.lineage(run_dir / "results/keyclips/demo.parquet")
     assert tree["rule"] == "keyclips_demo"
     assert [(c["path"], c["rule"], c.get("digest_matches")) for c in tree["inputs"]] == [
         ("results/keyclips/upstream.parquet", None, True), ("data/families.tsv", None, True)]
