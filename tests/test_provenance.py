@@ -16,7 +16,7 @@ from snakemake.iocontainers import Namedlist
 
 from cookproc.app import inspection, lineage
 from cookproc.app.cli import main as cli_main
-from cookproc.core import provenance
+from cookproc.core import digests, provenance
 from cookproc.core.logs import script_logging
 from cookproc.core.parquet_io import write_parquet
 from cookproc.core.schemas import KEYCLIPS
@@ -100,8 +100,8 @@ def test_a_job_writes_its_rule_params_config_keys_and_inputs(run_dir):
     assert record["config"] == {"keyclips.device": "cpu", "keyclips.folds.k": 5, "keyclips.folds.seed": 0,
                                 "keyclips.neural.max_epochs": 30, "keyclips.neural.patience": 5}
     assert record["untraced_params"] == ["variant"]
-    assert record["config_hash"] == provenance.sha256_text(provenance.compact(record["config"]))
-    upstream_digest = "columns:" + provenance.sha256_text(provenance.compact(
+    assert record["config_hash"] == digests.sha256_text(digests.compact(record["config"]))
+    upstream_digest = "columns:" + digests.sha256_text(digests.compact(
         json.loads(pq.read_metadata("results/keyclips/upstream.parquet").metadata[b"cookproc.column_digests"])["columns"]))
     assert record["inputs"] == [
         {"name": "keyclips", "path": "results/keyclips/upstream.parquet", "digest": upstream_digest},

@@ -53,6 +53,7 @@ TORCH_FREE = (
     "cookproc.core.artifacts",
     "cookproc.core.config_schema",
     "cookproc.core.deps",
+    "cookproc.core.digests",
     "cookproc.core.errors",
     "cookproc.core.fingerprint",
     "cookproc.core.integrity",

@@ -29,6 +29,7 @@ from typing import Any
 
 from cookproc.app.lineage import lineage, render_lineage, workflow_root
 from cookproc.core import integrity, provenance
+from cookproc.core.digests import compact, file_digest, plain
 from cookproc.core.errors import InputError
 
 MISSING = object()
@@ -70,7 +71,7 @@ def read_verified(path: Path):
 
 
 def _format(value: Any) -> str:
-    return provenance.compact(value)
+    return compact(value)
 
 
 def _get(config: Any, dotted: str) -> Any:
@@ -79,7 +80,7 @@ def _get(config: Any, dotted: str) -> Any:
         if not isinstance(node, dict) or key not in node:
             return MISSING
         node = node[key]
-    return provenance.plain(node)
+    return plain(node)
 
 
 def _config_changes(key: str, then: Any, now: Any) -> list[str]:
@@ -137,7 +138,7 @@ def freshness(record: dict | None, root: Path, config: dict | None) -> dict[str,
             reasons += _config_changes(key, then, _get(config, key))
     for entry in record.get("inputs") or []:
         path = Path(entry["path"])
-        now = provenance.file_digest(path if path.is_absolute() else root / path)
+        now = file_digest(path if path.is_absolute() else root / path)
         if now is None:
             reasons.append(f"input {entry['path']} is missing")
         elif now != entry.get("digest"):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cookproc.core import integrity, provenance
+from cookproc.core.digests import compact, file_digest
 
 
 def workflow_root(path: str | os.PathLike) -> Path:
@@ -88,7 +89,7 @@ def lineage(path: str | os.PathLike, *, root: Path | None = None, _seen: set | N
         input_path = Path(entry["path"])
         child = lineage(input_path, root=root, _seen=seen)
         if entry.get("digest") is not None and not child.get("missing") and not child.get("repeated"):
-            child["digest_matches"] = provenance.file_digest(
+            child["digest_matches"] = file_digest(
                 input_path if input_path.is_absolute() else root / input_path) == entry["digest"]
         children.append(child)
     if children:
@@ -102,7 +103,7 @@ def render_lineage(node: dict[str, Any], depth: int = 0) -> str:
         return f"{pad}{node['path']} (see above)\n"
     notes = []
     if node.get("rule"):
-        notes.append(f"rule {node['rule']}" + (f" {provenance.compact(node['wildcards'])}" if node.get("wildcards") else ""))
+        notes.append(f"rule {node['rule']}" + (f" {compact(node['wildcards'])}" if node.get("wildcards") else ""))
     elif not node.get("missing") and not node.get("damaged"):
         notes.append("source file (no rule)")
     if node.get("via"):
