@@ -33,7 +33,7 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
-def _sha256_file(path: Path) -> str:
+def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -48,7 +48,7 @@ def _digest(path: str, mtime_ns: int, size: int) -> str:
         summary = parquet_digest_summary(path)
         if summary is not None:
             return summary
-    return "sha256:" + _sha256_file(Path(path))
+    return "sha256:" + sha256_file(Path(path))
 
 
 def parquet_digest_summary(path: str | os.PathLike) -> str | None:

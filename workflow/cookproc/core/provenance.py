@@ -39,7 +39,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
-from cookproc.core.digests import compact, file_digest, plain, sha256_text
+from cookproc.core.digests import compact, file_digest, plain, sha256_file, sha256_text
 
 PROVENANCE_KEY = b"cookproc.provenance"
 PROVENANCE_FORMAT = "cookproc-provenance/1"
@@ -252,7 +252,7 @@ def _job_code(job: dict) -> dict[str, Any]:
     if script is None:
         return {"script": None, "code_files": {}, "commit": None, "commit_dirty": None}
     repo = script.parents[2]
-    files = {path.relative_to(repo).as_posix(): _sha256_file(path)[:16] for path in _loaded_code_files(script, repo)}
+    files = {path.relative_to(repo).as_posix(): sha256_file(path)[:16] for path in _loaded_code_files(script, repo)}
     commit, dirty = code_commit(repo, sorted(files))
     return {"script": script.relative_to(repo).as_posix(), "code_files": dict(sorted(files.items())),
             "commit": commit, "commit_dirty": dirty}
