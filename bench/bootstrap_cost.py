@@ -56,7 +56,8 @@ def main() -> None:
                         help="the two numbers of resamples compared (default: 1000 and the configured one)")
     args = parser.parse_args()
 
-    from cookproc.evaluation.bootstrap import declared_family, significance_table, table4_intervals, table5_intervals
+    from cookproc.evaluation.bootstrap import table4_intervals, table5_intervals
+    from cookproc.evaluation.significance import declared_family, significance_table
     from cookproc.core.config_schema import validate_config
     from cookproc.evaluation.tables import keyclip_flags, table5_with_clip_scores
 

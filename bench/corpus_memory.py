@@ -89,7 +89,8 @@ def write_synthetic_dataset(dataset: Path, n_shards: int, clips_per_shard: int) 
     """A dataset of ``n_shards`` shards as the shard jobs write them, about ``clips_per_shard`` clips
     each (videos are placed by their id's hash, as the workflow does). Returns its row count."""
     from cookproc.app.corpus import CORPUS_CLIPS, documents_table, partition_path, shard_of
-    from cookproc.core.schemas import CLIP_KEY, write_parquet
+    from cookproc.core.parquet_io import write_parquet
+    from cookproc.core.schemas import CLIP_KEY
 
     rng = random.Random(n_shards)
     n_videos = n_shards * clips_per_shard // CLIPS_PER_VIDEO
@@ -126,7 +127,8 @@ STEPS = {
     "report_corpus": "from cookproc.evaluation.report import page, summarise_corpus\n"
                      "page('corpus', summarise_corpus(d).html(top=20))",
     "corpus_export": "from cookproc.app.corpus import CORPUS_CLIPS, dataset_partitions, gather_shards\n"
-                     "from cookproc.core.schemas import CLIP_KEY, write_parquet\n"
+                     "from cookproc.core.parquet_io import write_parquet\n"
+                     "from cookproc.core.schemas import CLIP_KEY\n"
                      "write_parquet(gather_shards(dataset_partitions(d)), scratch + '/export.parquet', CORPUS_CLIPS, "
                      "sort_keys=CLIP_KEY)",
 }

@@ -30,7 +30,8 @@ def write_results(work: Path, n_clips: int, corpus_clips: int) -> None:
     import pyarrow as pa
 
     from corpus_memory import write_synthetic_dataset
-    from cookproc.core.schemas import CLIP_KEY, CLIPS, GOLD_ARG_ROLES, KEYCLIPS, write_parquet
+    from cookproc.core.parquet_io import write_parquet
+    from cookproc.core.schemas import CLIP_KEY, CLIPS, GOLD_ARG_ROLES, KEYCLIPS
     from cookproc.app.corpus import write_dataset_metadata
 
     rng = random.Random(0)

@@ -62,7 +62,8 @@ def worker(checkout: Path, every: int, epochs: int | None, labelling: bool, thre
     import torch
     import yaml
 
-    from cookproc.core.schemas import CLIPS as CLIPS_SCHEMA, read_parquet
+    from cookproc.core.parquet_io import read_parquet
+    from cookproc.core.schemas import CLIPS as CLIPS_SCHEMA
     from cookproc.srl.corpus import SRL_CORPUS
     from cookproc.srl.predict import label_with_tagger
     from cookproc.srl.training import TaggerTrainConfig, evaluate, prepare, train_ensemble

@@ -9,7 +9,8 @@ import time
 
 import torch
 
-from cookproc.core.schemas import CLIPS, read_parquet
+from cookproc.core.parquet_io import read_parquet
+from cookproc.core.schemas import CLIPS
 from cookproc.srl.predict import label_with_tagger, load_tagger
 
 

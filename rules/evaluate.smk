@@ -1,7 +1,7 @@
 # Scoring: Table 4 (key clips) and Table 5 (tuples), tidy and laid out like the paper.
 import re
 
-from cookproc.evaluation.bootstrap import check_resamples, declared_family
+from cookproc.evaluation.significance import check_resamples, declared_family
 from cookproc.evaluation.tables import seeds_label, seeds_of
 
 # The runs behind each learned system's rows. The neural selectors: every configured seed (Table 4

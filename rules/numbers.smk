@@ -1,6 +1,6 @@
 # Stage rules: numbers (see CONTRIBUTING.md). One generated file of every figure the README and docs
-# state about results; `python -m cookproc.evaluation.numbers render|check README.md docs/*.md` renders the
-# docs' result tables from it or checks them (cookproc.evaluation.numbers).
+# state about results (cookproc.evaluation.numbers); `python -m cookproc.evaluation.numbers render|check
+# README.md docs/*.md` renders the docs' result tables from it or checks them (cookproc.evaluation.render).
 
 NUMBERS = config["numbers"]
 # The neural selectors' seeds, when they are in Table 4 and the config asks for them (trains every seed).

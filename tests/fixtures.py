@@ -295,8 +295,8 @@ def check_provenance_against_snakemake(workdir: str | Path) -> dict[str, str]:
 
     import pyarrow.parquet as pq
 
-    from cookproc.core import provenance
-    from cookproc.app.inspection import snakemake_record
+    from cookproc.core import digests, provenance
+    from cookproc.app.lineage import snakemake_record
 
     workdir = Path(workdir)
 
@@ -316,14 +316,14 @@ def check_provenance_against_snakemake(workdir: str | Path) -> dict[str, str]:
         assert record["rule"] == job["rule"], rel
         assert sorted(normalized(e["path"]) for e in record["inputs"]) == sorted(normalized(p) for p in job["input"]), rel
         # Snakemake records each param's repr; the file, JSON values (keys sorted).
-        recorded_params = {provenance.compact(record["code"])} | {provenance.compact(v) for v in record["params"].values()}
-        snakemake_params = {provenance.compact(provenance.plain(ast.literal_eval(p))) for p in job["params"]}
+        recorded_params = {digests.compact(record["code"])} | {digests.compact(v) for v in record["params"].values()}
+        snakemake_params = {digests.compact(digests.plain(ast.literal_eval(p))) for p in job["params"]}
         assert snakemake_params <= recorded_params, (rel, snakemake_params - recorded_params)
         assert repr(record["code"]) in job["params"], rel
         checksums = {normalized(p): c for p, c in (job.get("input_checksums") or {}).items()}
         for entry in record["inputs"]:
             full = workdir / normalized(entry["path"])
-            assert provenance.file_digest(full) == entry["digest"], (rel, entry["path"])
+            assert digests.file_digest(full) == entry["digest"], (rel, entry["path"])
             snakemake_sum = checksums.get(normalized(entry["path"]))
             if snakemake_sum is not None:
                 content = "sha256:" + hashlib.sha256(full.read_bytes()).hexdigest()

@@ -3,10 +3,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from cookproc.evaluation.bootstrap import (DECLARED_PAIR, TABLE4_CELL, VS_PAPER_BEST, bootstrap_p_value, check_resamples,
-                                declared_family, holm, interval, keyclip_resamples, macro_prf_resamples,
-                                required_resamples, resample_counts, significance_table, smallest_p_value,
-                                table4_intervals, table5_intervals, video_weights, videos_and_clusters)
+from cookproc.evaluation.bootstrap import (TABLE4_CELL, interval, keyclip_resamples, macro_prf_resamples,
+                                           resample_counts, table4_intervals, table5_intervals, video_weights,
+                                           videos_and_clusters)
+from cookproc.evaluation.significance import (DECLARED_PAIR, VS_PAPER_BEST, bootstrap_p_value, check_resamples,
+                                              declared_family, holm, required_resamples, significance_table,
+                                              smallest_p_value)
 from cookproc.core.schemas import CLIP_SCORES
 
 

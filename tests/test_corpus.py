@@ -16,7 +16,8 @@ import pytest
 from cookproc.app.corpus import (CORPUS_CLIPS, corpus_files, documents_table, gather_shards, iter_shards, partition_path,
                              read_manifest, shard_files, shard_of, tidy_dataset, write_dataset_metadata)
 from cookproc.core.errors import InputError
-from cookproc.core.schemas import CLIP_KEY, SchemaError, write_parquet
+from cookproc.core.parquet_io import write_parquet
+from cookproc.core.schemas import CLIP_KEY, SchemaError
 from fixtures import REPO, make_workdir, run_snakemake, write_tiny_upstream
 
 # One file per kind the corpus reads; ids chosen so that each of 3 shards gets at least one video.

@@ -16,7 +16,8 @@ import torch
 
 from cookproc.core import integrity
 from cookproc.core.errors import InputError, IntermediateError
-from cookproc.core.schemas import SchemaError, conform, read_parquet, read_table, write_parquet, wrong_columns
+from cookproc.core.parquet_io import read_parquet, read_table, write_parquet, wrong_columns
+from cookproc.core.schemas import SchemaError, conform
 from cookproc.srl.predict import load_tagger
 from cookproc.srl.tagger import HeadConfig, Tagger, Vocab
 from cookproc.srl.training import save_tagger
@@ -312,7 +313,7 @@ def test_the_same_input_writes_byte_identical_files_whatever_its_chunking_and_ha
     # A fresh process with another hash seed, given the same rows through a plain Parquet file.
     pq.write_table(table, tmp_path / "rows.parquet", row_group_size=25)
     (tmp_path / "schema.arrow").write_bytes(SCHEMA.serialize().to_pybytes())
-    code = ("import pyarrow as pa, pyarrow.parquet as pq; from cookproc.core.schemas import write_parquet; "
+    code = ("import pyarrow as pa, pyarrow.parquet as pq; from cookproc.core.parquet_io import write_parquet; "
             f"schema = pa.ipc.read_schema(pa.py_buffer(open({str(tmp_path / 'schema.arrow')!r}, 'rb').read())); "
             f"write_parquet(pq.read_table({str(tmp_path / 'rows.parquet')!r}), {str(tmp_path / 'c.parquet')!r}, "
             "schema, sort_keys=['video_id', 'clip_idx'])")

@@ -140,7 +140,7 @@ def test_tuned_vectors_round_trip_through_parquet_and_bad_files_are_named(bert, 
     from cookproc.core.errors import InputError
     from cookproc.learn.folds import clip_folds
     from cookproc.learn.tuned_vectors import tuned_vectors_schema
-    from cookproc.core.schemas import write_parquet
+    from cookproc.core.parquet_io import write_parquet
 
     sentences, labels = _sentences(120)
     clips, folds = _toy_clips(sentences, labels)

@@ -7,7 +7,8 @@ import pytest
 from cookproc.core.errors import InputError
 from cookproc.learn.crossval import cross_validate, keyclips_table
 from cookproc.learn.folds import FOLDS, assign_folds, clip_folds, folds_table, make_folds, read_folds, split_indices
-from cookproc.core.schemas import KEYCLIPS, conform, write_parquet
+from cookproc.core.parquet_io import write_parquet
+from cookproc.core.schemas import KEYCLIPS, conform
 
 
 def _clips(n_recipes=12, videos_per_recipe=3, clips_per_video=5, seed=0):

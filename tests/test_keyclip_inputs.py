@@ -18,7 +18,8 @@ from cookproc.keyclips.neural import run_neural
 from cookproc.keyclips.summary import seed_summary
 from cookproc.keyclips.tfidf import tfidf_fit_predict
 from cookproc.keyclips.train import KeyClipTrainConfig
-from cookproc.core.schemas import ALIGNED_SEGMENTS, KEYCLIPS, write_parquet
+from cookproc.core.parquet_io import write_parquet
+from cookproc.core.schemas import ALIGNED_SEGMENTS, KEYCLIPS
 
 torch.set_num_threads(1)
 

@@ -6,7 +6,8 @@ from cookproc.kiddon.outputs import (FRAMES, FRAMES_KEY, clip_tuples, frames_tab
                                      segment_clips, tuples_table, upstream_matched)
 from cookproc.kiddon.roles import DOBJ, OARG, PARG, Argument, assign_roles
 from cookproc.kiddon.segmenter import Segmenter
-from cookproc.core.schemas import CLIP_KEY, KEYCLIPS, TUPLES, read_parquet, write_parquet
+from cookproc.core.parquet_io import read_parquet, write_parquet
+from cookproc.core.schemas import CLIP_KEY, KEYCLIPS, TUPLES
 
 
 def test_roles_of_put_the_pan_in_the_oven():

@@ -5,7 +5,8 @@ import pytest
 from cookproc.kiddon.corpus import ITERATIONS
 from cookproc.kiddon.model import Model
 from cookproc.kiddon.outputs import FRAMES
-from cookproc.core.schemas import KEYCLIPS, TUPLES, read_parquet
+from cookproc.core.parquet_io import read_parquet
+from cookproc.core.schemas import KEYCLIPS, TUPLES
 from fixtures import make_workdir, n_clips, run_snakemake, write_tiny_upstream
 
 pytestmark = pytest.mark.slow

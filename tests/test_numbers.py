@@ -1,5 +1,5 @@
-"""results/numbers.json and the docs' result tables rendered from it (cookproc.evaluation.numbers), and the
-deployed models' cards against the table rows of the same systems."""
+"""results/numbers.json and the docs' result tables rendered from it (cookproc.evaluation.numbers,
+cookproc.evaluation.render), and the deployed models' cards against the table rows of the same systems."""
 import csv
 import json
 import subprocess
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cookproc.evaluation import numbers as nb
+from cookproc.evaluation import render
 from cookproc.core.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -53,21 +54,21 @@ def test_csv_cells_keep_their_type_and_every_column(tmp_path):
 
 def test_a_rendered_text_checks_and_a_changed_number_is_named():
     numbers = toy_numbers()
-    text = nb.render_text(TEMPLATE, numbers, "doc.md")
+    text = render.render_text(TEMPLATE, numbers, "doc.md")
     assert "| `upstream-neural` | 77.7 | 51.0 | 75.3 | 60.8 |" in text
     # Predicted key clips: the paper's counting, then masked, in one cell.
     assert "| `srl-heur` | 32.0 / 34.0 | 33.0 / 35.0 |" in text
     assert text.count("*Numbers from run 0123456, 2026-12-04 (`results/numbers.json`).*") == 2
-    assert "12.5" in text and nb.render_text(text, numbers) == text  # rendering again changes nothing
-    assert nb.check_text(text, numbers, "doc.md") == []
+    assert "12.5" in text and render.render_text(text, numbers) == text  # rendering again changes nothing
+    assert render.check_text(text, numbers, "doc.md") == []
 
     changed = text.replace("| 51.0 |", "| 51.1 |")
-    [problem] = nb.check_text(changed, numbers, "doc.md")
+    [problem] = render.check_text(changed, numbers, "doc.md")
     assert problem.startswith("doc.md, block numbers:table4 (line 5): ") and "is 51.1, the numbers file gives 51.0" in problem
     # The numbers file moves on (another run): every block's stamp and changed number are named.
     numbers["run"] = {**RUN, "commit": "fedcba9876543210", "date": "2026-12-05"}
     numbers["table5"][2]["f1"] = 40.0
-    problems = nb.check_text(text, numbers, "doc.md")
+    problems = render.check_text(text, numbers, "doc.md")
     assert len(problems) == 2 and all("stamp" in p and "fedcba9, 2026-12-05" in p for p in problems)
     assert "is 32.0, the numbers file gives 40.0" in problems[1]
 
@@ -78,35 +79,35 @@ def test_a_hand_written_block_fails_the_check_until_rendered():
                             "<!-- numbers:table4 systems=upstream-neural -->\n*Numbers from earlier runs, to be "
                             "regenerated.*\n\n| system | Acc | P | R | F1 |\n|---|---|---|---|---|\n"
                             "| `upstream-neural` | 77.7 | 51.0 | 75.3 | 60.8 |\n")
-    problems = nb.check_text(text, numbers, "README.md")
+    problems = render.check_text(text, numbers, "README.md")
     assert problems[0].startswith("README.md, block numbers:table4") and "Numbers from earlier runs" in problems[0]
-    assert nb.check_text(nb.render_text(text, numbers), numbers) == []
+    assert render.check_text(render.render_text(text, numbers), numbers) == []
 
 
 def test_a_block_that_asks_for_missing_numbers_is_an_error_naming_it():
     numbers = toy_numbers()
-    with pytest.raises(nb.BlockError, match=r"doc.md, block numbers:table4 \(line 1\): table4: 0 rows with "
+    with pytest.raises(render.BlockError, match=r"doc.md, block numbers:table4 \(line 1\): table4: 0 rows with "
                                             r"\{'system': 'nope'\}"):
-        nb.render_text("<!-- numbers:table4 systems=nope -->\n<!-- /numbers -->\n", numbers, "doc.md")
-    with pytest.raises(nb.BlockError, match="unknown block kind 'tabel4'"):
-        nb.render_text("<!-- numbers:tabel4 systems=x -->\n<!-- /numbers -->\n", numbers, "doc.md")
-    assert "holds no seeds" in nb.check_text("<!-- numbers:seeds systems=x -->\n<!-- /numbers -->\n", numbers)[0]
+        render.render_text("<!-- numbers:table4 systems=nope -->\n<!-- /numbers -->\n", numbers, "doc.md")
+    with pytest.raises(render.BlockError, match="unknown block kind 'tabel4'"):
+        render.render_text("<!-- numbers:tabel4 systems=x -->\n<!-- /numbers -->\n", numbers, "doc.md")
+    assert "holds no seeds" in render.check_text("<!-- numbers:seeds systems=x -->\n<!-- /numbers -->\n", numbers)[0]
 
 
 @pytest.mark.parametrize("doc", ["README.md", "docs/results.md", "docs/methods.md", "docs/benchmarks.md"])
 def test_the_docs_blocks_are_well_formed_and_say_which_run_they_come_from(doc):
     text = (REPO / doc).read_text(encoding="utf-8")
-    assert nb.lint_text(text, doc) == []
+    assert render.lint_text(text, doc) == []
     if doc in ("README.md", "docs/results.md", "docs/benchmarks.md"):
-        assert nb.blocks(text), f"{doc} states result numbers: they belong in numbers blocks"
+        assert render.blocks(text), f"{doc} states result numbers: they belong in numbers blocks"
     # Not rendered from a numbers file yet (no full run in this change): each block says so.
-    for match in nb.blocks(text):
+    for match in render.blocks(text):
         first = match["body"].splitlines()[0]
         assert first.startswith("*Numbers from run ") or "to be regenerated" in first, first
 
 
 def test_lint_names_a_malformed_block():
-    problems = nb.lint_text("<!-- numbers:table4 system=x -->\n| a |\n<!-- /numbers -->\n"
+    problems = render.lint_text("<!-- numbers:table4 system=x -->\n| a |\n<!-- /numbers -->\n"
                             "<!-- numbers:table5 rows=x -->\nno stamp\n", "doc.md")
     assert problems[0] == "doc.md: 2 blocks opened, 1 closed by '<!-- /numbers -->'"
     assert "unknown attributes ['system'] of a table4 block" in problems[1]

@@ -1,5 +1,6 @@
-"""Provenance in every Parquet file (cookproc.core.provenance) and `cookproc inspect` (cookproc.app.inspection),
-on files written in a simulated job; the fixture workflow's own files are checked in test_workflow.py."""
+"""Provenance in every Parquet file (cookproc.core.provenance) and `cookproc inspect` (cookproc.app.inspection,
+its `--lineage` cookproc.app.lineage), on files written in a simulated job; the fixture workflow's own files
+are checked in test_workflow.py."""
 from __future__ import annotations
 
 import json
@@ -13,11 +14,12 @@ import pytest
 import yaml
 from snakemake.iocontainers import Namedlist
 
-from cookproc.app import inspection
+from cookproc.app import inspection, lineage
 from cookproc.app.cli import main as cli_main
-from cookproc.core import provenance
+from cookproc.core import digests, provenance
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import KEYCLIPS, write_parquet
+from cookproc.core.parquet_io import write_parquet
+from cookproc.core.schemas import KEYCLIPS
 from fixtures import REPO
 
 CONFIG = {"keyclips": {"device": "cpu", "text": {"path": None, "pooling": "mean"},
@@ -98,8 +100,8 @@ def test_a_job_writes_its_rule_params_config_keys_and_inputs(run_dir):
     assert record["config"] == {"keyclips.device": "cpu", "keyclips.folds.k": 5, "keyclips.folds.seed": 0,
                                 "keyclips.neural.max_epochs": 30, "keyclips.neural.patience": 5}
     assert record["untraced_params"] == ["variant"]
-    assert record["config_hash"] == provenance.sha256_text(provenance.compact(record["config"]))
-    upstream_digest = "columns:" + provenance.sha256_text(provenance.compact(
+    assert record["config_hash"] == digests.sha256_text(digests.compact(record["config"]))
+    upstream_digest = "columns:" + digests.sha256_text(digests.compact(
         json.loads(pq.read_metadata("results/keyclips/upstream.parquet").metadata[b"cookproc.column_digests"])["columns"]))
     assert record["inputs"] == [
         {"name": "keyclips", "path": "results/keyclips/upstream.parquet", "digest": upstream_digest},
@@ -184,7 +186,7 @@ def test_the_command_prints_json_and_the_lineage(run_dir):
                           capture_output=True, text=True, cwd=run_dir)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["provenance"]["rule"] == "keyclips_demo"
-    tree = inspection.lineage(run_dir / "results/keyclips/demo.parquet")
+    tree = lineage.lineage(run_dir / "results/keyclips/demo.parquet")
     assert tree["rule"] == "keyclips_demo"
     assert [(c["path"], c["rule"], c.get("digest_matches")) for c in tree["inputs"]] == [
         ("results/keyclips/upstream.parquet", None, True), ("data/families.tsv", None, True)]

@@ -12,7 +12,8 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from cookproc.core.schemas import CLIP_KEY, CLIPS, GOLD_ARG_ROLES, KEYCLIPS, write_parquet
+from cookproc.core.parquet_io import write_parquet
+from cookproc.core.schemas import CLIP_KEY, CLIPS, GOLD_ARG_ROLES, KEYCLIPS
 from cookproc.app.corpus import CORPUS_CLIPS, documents_table, partition_path, shard_of, write_dataset_metadata
 from cookproc.evaluation.report import per_recipe_scores, summarise_corpus
 from fixtures import REPO
@@ -76,7 +77,7 @@ def answers(results, monkeypatch):
 
 
 def test_the_clips_where_two_systems_disagree(results, answers):
-    from cookproc.core.schemas import read_table
+    from cookproc.core.parquet_io import read_table
 
     a = read_table(results / "results/keyclips/neural-text.parquet").to_pylist()
     b = read_table(results / "results/keyclips/srl-heur-spacy.parquet").to_pylist()
@@ -90,7 +91,7 @@ def test_the_clips_where_two_systems_disagree(results, answers):
 
 
 def test_a_systems_per_recipe_f1_is_the_reports(results, answers):
-    from cookproc.core.schemas import read_table
+    from cookproc.core.parquet_io import read_table
 
     clips = read_table(results / "results/dataset/clips.parquet")
     system = read_table(results / "results/keyclips/neural-text.parquet")

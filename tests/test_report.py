@@ -9,7 +9,8 @@ import pyarrow as pa
 import pytest
 
 from cookproc.evaluation.metrics import score_keyclips
-from cookproc.evaluation.report import csv_page, keyclip_errors, per_recipe_scores, tuple_errors
+from cookproc.evaluation.error_analysis import keyclip_errors, tuple_errors
+from cookproc.evaluation.report import csv_page, per_recipe_scores
 from cookproc.core.schemas import CLIPS, GOLD_ARG_ROLES
 from fixtures import UPSTREAM_SYSTEMS_ONLY, make_workdir, run_snakemake
 

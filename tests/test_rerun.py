@@ -479,7 +479,7 @@ def test_a_damaged_intermediate_fails_naming_it_and_the_next_plain_run_rebuilds_
     """A flipped byte, timestamp kept: nothing looks changed until a job reads the file; that job
     fails naming it and moves it aside, and a plain rerun rebuilds it, byte for byte."""
     from cookproc.core.errors import IntermediateError
-    from cookproc.core.schemas import read_table
+    from cookproc.core.parquet_io import read_table
 
     spacy, tuples = work / "results/srl/spacy.parquet", work / "results/tuples/srl-heur-spacy.parquet"
     before = {path: sha256(path) for path in (spacy, tuples)}

@@ -3,7 +3,7 @@ import hashlib
 
 import pyarrow as pa
 
-from cookproc.core.schemas import write_parquet
+from cookproc.core.parquet_io import write_parquet
 from cookproc.srl.frames import FRAME_KEYS, SRL_FRAMES, clip_frames, frame_rows
 from cookproc.srl.predict import label_with_spacy
 from cookproc.srl.syntax import parse_texts, rejoin_clitics

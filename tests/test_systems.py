@@ -101,7 +101,8 @@ def test_outputs_are_written_atomically_with_normal_permissions(tmp_path, clips)
     import os
     import stat
 
-    from cookproc.core.schemas import CLIPS, atomic_write_text, write_parquet
+    from cookproc.core.parquet_io import atomic_write_text, write_parquet
+    from cookproc.core.schemas import CLIPS
 
     target = tmp_path / "out" / "clips.parquet"
     write_parquet(clips, target, CLIPS, sort_keys=("video_id", "clip_idx"))

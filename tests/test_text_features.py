@@ -8,7 +8,7 @@ import torch
 from cookproc.core.errors import InputError
 from cookproc.keyclips.sentence_encoder import SentenceEncoder, embed_sentences, load_sentence_encoder
 from cookproc.learn.sentence_vectors import read_text_features, text_features_schema, text_features_table
-from cookproc.core.schemas import write_parquet
+from cookproc.core.parquet_io import write_parquet
 
 torch.set_num_threads(1)
 

@@ -54,10 +54,12 @@ TORCH_FREE = (
     "cookproc.core.artifacts",
     "cookproc.core.config_schema",
     "cookproc.core.deps",
+    "cookproc.core.digests",
     "cookproc.core.errors",
     "cookproc.core.fingerprint",
     "cookproc.core.integrity",
     "cookproc.core.logs",
+    "cookproc.core.parquet_io",
     "cookproc.core.provenance",
     "cookproc.core.schemas",
     # What they import from the rest of the library.

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from cookproc.core.errors import InputError
-from cookproc.core.schemas import write_parquet
+from cookproc.core.parquet_io import write_parquet
 from cookproc.learn.folds import clip_folds, make_folds
 from cookproc.learn.sentence_vectors import text_features_schema, text_features_table
 from cookproc.srl.frames import SRL_FRAMES

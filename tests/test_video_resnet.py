@@ -11,7 +11,7 @@ import torch
 import torchvision
 
 from cookproc.core.errors import InputError
-from cookproc.core.schemas import write_parquet
+from cookproc.core.parquet_io import write_parquet
 from cookproc.video.frames import open_video
 from cookproc.video.imaging import IMAGENET_MEAN, IMAGENET_STD, preprocess, resolve_device
 from cookproc.video.resnet import (EMBEDDING_DIM, FRAME_FEATURES, FRAME_FEATURES_KEY, extract_frame_features,

@@ -15,7 +15,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from cookproc.core.schemas import ALIGNED_SEGMENTS, TSM_SEGMENTS, TUPLES, read_parquet
+from cookproc.core.parquet_io import read_parquet
+from cookproc.core.schemas import ALIGNED_SEGMENTS, TSM_SEGMENTS, TUPLES
 from cookproc.video.resnet import EMBEDDING_DIM, FRAME_FEATURES
 from fixtures import EPIC_NOUNS, EPIC_VERBS, REPO, VIDEOS, make_workdir, n_clips, write_tiny_upstream
 from test_video_frames import make_video

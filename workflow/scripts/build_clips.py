@@ -1,7 +1,8 @@
 """Parse the benchmark CSV into results/dataset/clips.parquet (one row per clip)."""
 from cookproc.data.dataset import read_benchmark_csv, read_repairs, video_durations_from_manifest
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import CLIP_KEY, CLIPS, write_parquet
+from cookproc.core.parquet_io import write_parquet
+from cookproc.core.schemas import CLIP_KEY, CLIPS
 
 with script_logging(snakemake) as log:
     clips = read_benchmark_csv(

@@ -2,7 +2,7 @@
 every bad name and every system with two files (those are left out of the tables)."""
 from cookproc.core.errors import InputError
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import atomic_write_text
+from cookproc.core.parquet_io import atomic_write_text
 from cookproc.evaluation.systems import scan_user_systems
 
 with script_logging(snakemake) as log:

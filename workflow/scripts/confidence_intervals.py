@@ -2,9 +2,11 @@
 significance of the declared family of comparisons (tables.significance), Holm-adjusted over it."""
 import numpy as np
 
-from cookproc.evaluation.bootstrap import significance_table, table4_intervals, table5_intervals, videos_and_clusters
+from cookproc.evaluation.bootstrap import table4_intervals, table5_intervals, videos_and_clusters
+from cookproc.evaluation.significance import significance_table
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import CLIP_SCORES, CLIPS, KEYCLIPS, atomic_write_text, read_parquet
+from cookproc.core.parquet_io import atomic_write_text, read_parquet
+from cookproc.core.schemas import CLIP_SCORES, CLIPS, KEYCLIPS
 from cookproc.evaluation.tables import NO_SEED, block_label, keyclip_flags, tidy_csv
 
 with script_logging(snakemake) as log:

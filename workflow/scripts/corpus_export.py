@@ -3,7 +3,8 @@ import os
 
 from cookproc.app.corpus import CORPUS_CLIPS, dataset_partitions, gather_shards
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import CLIP_KEY, write_parquet
+from cookproc.core.parquet_io import write_parquet
+from cookproc.core.schemas import CLIP_KEY
 
 with script_logging(snakemake) as log:
     partitions = dataset_partitions(os.path.dirname(snakemake.input.dataset))

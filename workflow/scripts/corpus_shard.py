@@ -4,7 +4,8 @@ from cookproc.core.logs import script_logging
 from cookproc.core.torch_runtime import configure_torch
 from cookproc.app.procedures import ProcedureSettings, procedure_documents
 from cookproc.app.progress import LoggedProgress
-from cookproc.core.schemas import CLIP_KEY, write_parquet
+from cookproc.core.parquet_io import write_parquet
+from cookproc.core.schemas import CLIP_KEY
 
 with script_logging(snakemake) as log:
     configure_torch(snakemake.threads, snakemake.params.device, deterministic=snakemake.params.deterministic)

@@ -1,6 +1,7 @@
 """Table 2 (statistics of gold verbs and arguments) and Figure 3 (most frequent items)."""
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import CLIPS, atomic_write_text, read_parquet
+from cookproc.core.parquet_io import atomic_write_text, read_parquet
+from cookproc.core.schemas import CLIPS
 from cookproc.evaluation.stats import plot_frequencies, table2
 from cookproc.evaluation.tables import tidy_csv
 

@@ -1,6 +1,7 @@
 """The paper's neural key-clip predictions as the key-clip system upstream-neural."""
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, read_parquet, write_parquet
+from cookproc.core.parquet_io import read_parquet, write_parquet
+from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS
 from cookproc.evaluation.systems import import_upstream_keyclips
 
 with script_logging(snakemake) as log:

@@ -1,6 +1,7 @@
 """Upstream's SRL-with-heuristics output as key-clip and tuple system upstream-srl-heur."""
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES, read_parquet, write_parquet
+from cookproc.core.parquet_io import read_parquet, write_parquet
+from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES
 from cookproc.evaluation.systems import import_upstream_srl
 
 with script_logging(snakemake) as log:

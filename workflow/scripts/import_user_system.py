@@ -1,6 +1,7 @@
 """A user-supplied system (Parquet or JSONL) checked and converted to the common schema."""
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES, read_parquet, write_parquet
+from cookproc.core.parquet_io import read_parquet, write_parquet
+from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES
 from cookproc.evaluation.systems import read_user_keyclips, read_user_tuples, user_system_file
 
 with script_logging(snakemake) as log:

@@ -12,7 +12,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.learn.inputs import align_rows, read_clips_parquet
     from cookproc.keyclips.summary import score_run
     from cookproc.keyclips.train import KeyClipTrainConfig
-    from cookproc.core.schemas import KEYCLIPS, read_parquet
+    from cookproc.core.parquet_io import read_parquet
+    from cookproc.core.schemas import KEYCLIPS
     from cookproc.core.torch_runtime import configure_torch
 
     smk = snakemake  # noqa: F821

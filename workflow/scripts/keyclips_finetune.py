@@ -10,7 +10,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.learn.folds import clip_folds, read_folds
     from cookproc.learn.inputs import read_clips_parquet
     from cookproc.learn.tuned_vectors import tuned_vectors_schema, tuned_vectors_table
-    from cookproc.core.schemas import atomic_write_text, write_parquet
+    from cookproc.core.parquet_io import atomic_write_text, write_parquet
 
     smk = snakemake  # noqa: F821
     p = smk.params

@@ -2,7 +2,8 @@
 as they are, written again so that the file carries this job's provenance (a plain copy would carry
 the seed job's)."""
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import CLIP_KEY, KEYCLIPS, read_parquet, write_parquet
+from cookproc.core.parquet_io import read_parquet, write_parquet
+from cookproc.core.schemas import CLIP_KEY, KEYCLIPS
 
 with script_logging(snakemake):  # noqa: F821
     write_parquet(read_parquet(snakemake.input.keyclips, KEYCLIPS), snakemake.output.keyclips, KEYCLIPS,  # noqa: F821

@@ -4,7 +4,7 @@ from cookproc.core.logs import script_logging
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.learn.folds import FOLDS, dish_family, folds_table, make_folds, read_dish_families
     from cookproc.learn.inputs import read_clips_parquet
-    from cookproc.core.schemas import write_parquet
+    from cookproc.core.parquet_io import write_parquet
 
     p = snakemake.params  # noqa: F821
     clips = read_clips_parquet(snakemake.input.clips)  # noqa: F821

@@ -11,7 +11,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.learn.sentence_vectors import clip_text_features
     from cookproc.keyclips.train import KeyClipTrainConfig
     from cookproc.learn.tuned_vectors import read_tuned_vectors
-    from cookproc.core.schemas import KEYCLIPS, atomic_write_text, write_parquet
+    from cookproc.core.parquet_io import atomic_write_text, write_parquet
+    from cookproc.core.schemas import KEYCLIPS
 
     smk = snakemake  # noqa: F821
     p = smk.params

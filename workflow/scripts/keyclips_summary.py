@@ -4,7 +4,7 @@ from cookproc.core.logs import script_logging
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.learn.inputs import read_clips_parquet
     from cookproc.keyclips.summary import seed_summary
-    from cookproc.core.schemas import atomic_write_text
+    from cookproc.core.parquet_io import atomic_write_text
 
     smk = snakemake  # noqa: F821
     clips = read_clips_parquet(smk.input.clips)

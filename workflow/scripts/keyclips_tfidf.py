@@ -6,7 +6,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.learn.folds import clip_folds, read_folds
     from cookproc.learn.inputs import read_clips_parquet
     from cookproc.keyclips.tfidf import tfidf_fit_predict
-    from cookproc.core.schemas import KEYCLIPS, write_parquet
+    from cookproc.core.parquet_io import write_parquet
+    from cookproc.core.schemas import KEYCLIPS
 
     smk = snakemake  # noqa: F821
     p = smk.params

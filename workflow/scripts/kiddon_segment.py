@@ -7,7 +7,8 @@ from cookproc.kiddon.outputs import (FRAMES, FRAMES_KEY, clip_tuples, frames_tab
                                      segment_clips, tuples_table)
 from cookproc.kiddon.segmenter import Segmenter, Settings
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES, read_parquet, write_parquet
+from cookproc.core.parquet_io import read_parquet, write_parquet
+from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES
 
 with script_logging(snakemake) as log:
     clips = read_parquet(snakemake.input.clips, CLIPS)

@@ -4,7 +4,7 @@ import time
 from cookproc.kiddon.corpus import ITERATIONS, iterations_table, read_lexicon_words, read_transcripts
 from cookproc.kiddon.segmenter import Settings, corpus_sentences, train
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import atomic_write_text, write_parquet
+from cookproc.core.parquet_io import atomic_write_text, write_parquet
 from cookproc.data.wordnet import has_verb_synset
 
 with script_logging(snakemake) as log:

@@ -3,7 +3,8 @@ from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:
     from cookproc.data.lexicon import build_lexicon, count_first_words, overlap_report
-    from cookproc.core.schemas import CLIPS, atomic_write_text, read_parquet
+    from cookproc.core.parquet_io import atomic_write_text, read_parquet
+    from cookproc.core.schemas import CLIPS
     from cookproc.srl.baselines import read_lexicon_lines
 
     benchmark_videos = sorted(set(read_parquet(snakemake.input.clips, CLIPS).column("video_id").to_pylist()))

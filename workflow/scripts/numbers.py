@@ -4,7 +4,7 @@ from cookproc.core.logs import script_logging
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from pathlib import Path
 
-    from cookproc.core.schemas import atomic_write_text
+    from cookproc.core.parquet_io import atomic_write_text
     from cookproc.evaluation.numbers import TABLES, collect, config_digest, dumps, git_state, today
 
     smk = snakemake  # noqa: F821

@@ -4,7 +4,7 @@ from cookproc.core.torch_runtime import configure_torch
 from cookproc.app.documents import to_json, to_markdown
 from cookproc.app.procedures import ProcedureSettings, extract_procedure
 from cookproc.app.progress import LoggedProgress
-from cookproc.core.schemas import atomic_write_text
+from cookproc.core.parquet_io import atomic_write_text
 
 with script_logging(snakemake) as log:
     configure_torch(snakemake.threads, snakemake.params.device, deterministic=snakemake.params.deterministic)

@@ -4,7 +4,7 @@ from cookproc.core.logs import script_logging
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import os
 
-    from cookproc.core.schemas import atomic_write_text
+    from cookproc.core.parquet_io import atomic_write_text
     from cookproc.evaluation.report import page, summarise_corpus
 
     smk = snakemake  # noqa: F821

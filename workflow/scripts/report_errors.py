@@ -1,7 +1,9 @@
 """Error analysis page of one system: most frequent false positives / negatives with sentences."""
 from cookproc.core.logs import script_logging
-from cookproc.evaluation.report import keyclip_errors, page, tuple_errors
-from cookproc.core.schemas import CLIPS, KEYCLIPS, TUPLES, atomic_write_text, read_parquet
+from cookproc.evaluation.error_analysis import keyclip_errors, tuple_errors
+from cookproc.evaluation.report import page
+from cookproc.core.parquet_io import atomic_write_text, read_parquet
+from cookproc.core.schemas import CLIPS, KEYCLIPS, TUPLES
 
 with script_logging(snakemake) as log:
     p = snakemake.params

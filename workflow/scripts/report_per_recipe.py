@@ -2,7 +2,8 @@
 from cookproc.core.logs import script_logging
 from cookproc.evaluation.metrics import SimilarityCache
 from cookproc.evaluation.report import per_recipe_scores, plot_per_recipe
-from cookproc.core.schemas import CLIPS, KEYCLIPS, TUPLES, atomic_write_text, read_parquet
+from cookproc.core.parquet_io import atomic_write_text, read_parquet
+from cookproc.core.schemas import CLIPS, KEYCLIPS, TUPLES
 from cookproc.evaluation.tables import tidy_csv
 
 with script_logging(snakemake) as log:

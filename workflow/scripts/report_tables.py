@@ -1,7 +1,7 @@
 """Tables 2, 4 and 5 as HTML pages for the report."""
 from cookproc.core.logs import script_logging
 from cookproc.evaluation.report import csv_page
-from cookproc.core.schemas import atomic_write_text
+from cookproc.core.parquet_io import atomic_write_text
 
 PAGES = {
     "table2": ("Table 2: gold verbs and arguments", "Items found in their sentence exactly or fuzzily (percent)."),

@@ -2,7 +2,8 @@
 from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:
-    from cookproc.core.schemas import CLIP_KEY, TUPLES, atomic_write_text, read_parquet, sort_by_key
+    from cookproc.core.parquet_io import atomic_write_text, read_parquet, sort_by_key
+    from cookproc.core.schemas import CLIP_KEY, TUPLES
     from cookproc.srl.agreement import verb_agreement
 
     ours = sort_by_key(read_parquet(snakemake.input.ours, TUPLES), CLIP_KEY)

@@ -4,7 +4,7 @@ from cookproc.core.logs import script_logging
 with script_logging(snakemake) as log:
     import pyarrow as pa
 
-    from cookproc.core.schemas import atomic_write_text, write_parquet
+    from cookproc.core.parquet_io import atomic_write_text, write_parquet
     from cookproc.srl.corpus import CORPUS_KEYS, SRL_CORPUS, build_corpus
 
     rows, report = build_corpus(snakemake.params.root, min_pos_agreement=snakemake.params.min_pos_agreement)

@@ -7,7 +7,8 @@ with script_logging(snakemake) as log:
     import pyarrow as pa
     import torch
 
-    from cookproc.core.schemas import CLIPS, read_parquet, write_parquet
+    from cookproc.core.parquet_io import read_parquet, write_parquet
+    from cookproc.core.schemas import CLIPS
     from cookproc.srl.frames import FRAME_KEYS, SRL_FRAMES, frame_rows
 
     from cookproc.core.torch_runtime import configure_torch

@@ -4,7 +4,8 @@ from cookproc.core.logs import script_logging
 with script_logging(snakemake) as log:
     import pyarrow as pa
 
-    from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES, read_parquet, write_parquet
+    from cookproc.core.parquet_io import read_parquet, write_parquet
+    from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES
     from cookproc.srl.frames import SRL_FRAMES, clip_frames
     from cookproc.srl.baselines import read_lexicon_lines, system_rows
 

@@ -7,9 +7,8 @@ with script_logging(snakemake) as log:
 
     import torch
 
-    from cookproc.core.schemas import atomic_write_text
+    from cookproc.core.parquet_io import atomic_write_text, read_parquet
     from cookproc.srl.corpus import SRL_CORPUS
-    from cookproc.core.schemas import read_parquet
     from cookproc.srl.word_encoder import WordEncoder
     from cookproc.srl.training import TaggerTrainConfig, evaluate, prepare, save_tagger, train_ensemble
 

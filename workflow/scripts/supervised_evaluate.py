@@ -6,7 +6,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import pyarrow.csv as pcsv
 
     from cookproc.learn.inputs import read_clips_parquet
-    from cookproc.core.schemas import read_table
+    from cookproc.core.parquet_io import read_table
     from cookproc.supervised.extract import gain_by_presence
     from cookproc.evaluation.tables import align_to_clips, table4, table5
     from cookproc.data.wordnet import verb_lemma

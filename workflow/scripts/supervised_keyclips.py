@@ -10,7 +10,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.learn.inputs import read_clips_parquet, tsm_sets
     from cookproc.learn.sentence_vectors import clip_text_features
     from cookproc.learn.tuned_vectors import read_tuned_vectors
-    from cookproc.core.schemas import KEYCLIPS, write_parquet
+    from cookproc.core.parquet_io import write_parquet
+    from cookproc.core.schemas import KEYCLIPS
     from cookproc.srl.baselines import read_lexicon_lines
     from cookproc.supervised.clipfeatures import read_srl, srl_clip_features
     from cookproc.supervised.keyclips import dense_inputs, regression_candidates, tsm_mean

@@ -8,7 +8,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.learn.folds import clip_folds, read_folds
     from cookproc.learn.inputs import read_clips_parquet
     from cookproc.learn.sentence_vectors import clip_text_features
-    from cookproc.core.schemas import TUPLES, read_table, write_parquet
+    from cookproc.core.parquet_io import read_table, write_parquet
+    from cookproc.core.schemas import TUPLES
     from cookproc.srl.baselines import read_lexicon_lines
     from cookproc.supervised import extract
     from cookproc.supervised.clipfeatures import read_srl, read_tsm_words

@@ -3,7 +3,8 @@ behind each row (mean ± sd over seeds), the threshold rule and the threshold-fr
 import json
 
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import CLIPS, KEYCLIPS, atomic_write_text, read_parquet
+from cookproc.core.parquet_io import atomic_write_text, read_parquet
+from cookproc.core.schemas import CLIPS, KEYCLIPS
 from cookproc.evaluation.tables import table4, table4_wide, threshold_rule_summary, tidy_csv, to_csv, to_markdown
 
 with script_logging(snakemake) as log:

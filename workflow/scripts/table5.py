@@ -2,7 +2,8 @@
 the constant that the paper's counting of predicted key clips multiplies every oracle F1 by."""
 from cookproc.core.logs import script_logging
 from cookproc.evaluation.metrics import SimilarityCache
-from cookproc.core.schemas import CLIP_SCORES, CLIPS, KEYCLIPS, TUPLES, atomic_write_text, read_parquet, write_parquet
+from cookproc.core.parquet_io import atomic_write_text, read_parquet, write_parquet
+from cookproc.core.schemas import CLIP_SCORES, CLIPS, KEYCLIPS, TUPLES
 from cookproc.evaluation.tables import (predicted_counting_constants, predicted_counting_note, table5_with_clip_scores,
                              table5_wide, tidy_csv, to_csv, to_markdown)
 

@@ -6,7 +6,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.learn.inputs import read_clips_parquet
     from cookproc.keyclips.sentence_encoder import embed_sentences, load_sentence_encoder
     from cookproc.learn.sentence_vectors import text_features_schema, text_features_table
-    from cookproc.core.schemas import write_parquet
+    from cookproc.core.parquet_io import write_parquet
 
     p = snakemake.params  # noqa: F821
     # Inference only; seeded anyway so that nothing can depend on a random state.

@@ -5,7 +5,8 @@ from cookproc.core.logs import script_logging
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import time
 
-    from cookproc.core.schemas import TUPLES, read_parquet, read_table
+    from cookproc.core.parquet_io import read_parquet, read_table
+    from cookproc.core.schemas import TUPLES
     from cookproc.learn.folds import clip_folds, read_folds
     from cookproc.learn.inputs import align_rows, read_clips_parquet
     from cookproc.srl.baselines import read_lexicon_lines

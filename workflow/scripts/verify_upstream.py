@@ -1,6 +1,6 @@
 """Check the upstream files against the pinned checksums and record what was read."""
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import atomic_write_text
+from cookproc.core.parquet_io import atomic_write_text
 from cookproc.data.upstream import compute_checksums, format_checksums, verify
 
 with script_logging(snakemake) as log:

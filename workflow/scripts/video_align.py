@@ -1,7 +1,8 @@
 """Assign TSM segments to the clips they overlap (clip times from the clips table or, for the paper
 variant, as upstream read them from the CSV)."""
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import ALIGNED_SEGMENTS, CLIPS, TSM_SEGMENTS, read_parquet, write_parquet
+from cookproc.core.parquet_io import read_parquet, write_parquet
+from cookproc.core.schemas import ALIGNED_SEGMENTS, CLIPS, TSM_SEGMENTS
 from cookproc.video.align import align, clip_spans
 
 with script_logging(snakemake) as log:

@@ -1,7 +1,8 @@
 """ResNet-50 features of T frames per clip of one video (or an empty part when it is skipped)."""
 from cookproc.core.logs import script_logging
 from cookproc.core.torch_runtime import configure_torch
-from cookproc.core.schemas import CLIPS, read_parquet, write_parquet
+from cookproc.core.parquet_io import read_parquet, write_parquet
+from cookproc.core.schemas import CLIPS
 from cookproc.video.imaging import resolve_device
 from cookproc.video.jobs import run_video_job, write_status
 from cookproc.video.resnet import FRAME_FEATURES, FRAME_FEATURES_KEY, extract_frame_features, load_resnet50

@@ -1,6 +1,7 @@
 """Concatenate per-video parts (features or TSM segments) and report the skipped videos."""
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import TSM_SEGMENTS, atomic_write_text, write_parquet
+from cookproc.core.parquet_io import atomic_write_text, write_parquet
+from cookproc.core.schemas import TSM_SEGMENTS
 from cookproc.video.jobs import gather, status_text
 from cookproc.video.resnet import FRAME_FEATURES, FRAME_FEATURES_KEY
 

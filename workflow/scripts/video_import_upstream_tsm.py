@@ -1,6 +1,7 @@
 """Upstream's TSM predictions (10-s manifest + 5-s predictions) as TSM source `upstream`."""
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import TSM_SEGMENTS, write_parquet
+from cookproc.core.parquet_io import write_parquet
+from cookproc.core.schemas import TSM_SEGMENTS
 from cookproc.video.epic import NOUN, VERB, read_epic_classes
 from cookproc.video.segments import import_upstream
 

@@ -1,6 +1,7 @@
 """The benchmark videos the visual rules decode (all, or the configured subset), one id a line."""
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import CLIPS, atomic_write_text, read_parquet
+from cookproc.core.parquet_io import atomic_write_text, read_parquet
+from cookproc.core.schemas import CLIPS
 
 with script_logging(snakemake) as log:
     clips = read_parquet(snakemake.input.clips, CLIPS)

@@ -1,7 +1,8 @@
 """TSM verb/noun predictions for every 5-second segment of one video (or an empty part when skipped)."""
 from cookproc.core.logs import script_logging
 from cookproc.core.torch_runtime import configure_torch
-from cookproc.core.schemas import TSM_SEGMENTS, write_parquet
+from cookproc.core.parquet_io import write_parquet
+from cookproc.core.schemas import TSM_SEGMENTS
 from cookproc.video.epic import NOUN, VERB, read_epic_classes
 from cookproc.video.imaging import resolve_device
 from cookproc.video.jobs import run_video_job, write_status

@@ -1,6 +1,7 @@
 """Visual-only, naive-fusion and oracle-fusion tuple systems of one TSM source and variant."""
 from cookproc.core.logs import script_logging
-from cookproc.core.schemas import ALIGNED_SEGMENTS, CLIP_KEY, CLIPS, TUPLES, read_parquet, write_parquet
+from cookproc.core.parquet_io import read_parquet, write_parquet
+from cookproc.core.schemas import ALIGNED_SEGMENTS, CLIP_KEY, CLIPS, TUPLES
 from cookproc.video.epic import NOUN, VERB, read_epic_classes
 from cookproc.video.tuples import VisualConfig, build_visual_systems, system_name
 

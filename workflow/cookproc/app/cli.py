@@ -100,7 +100,7 @@ def extract(args: argparse.Namespace) -> None:
     from cookproc.app.extractors import parse_model
     from cookproc.app.procedures import ProcedureSettings, extract_procedure
     from cookproc.app.progress import ProgressBar
-    from cookproc.core.schemas import atomic_write_text
+    from cookproc.core.parquet_io import atomic_write_text
 
     source = Path(args.file)
     if not source.is_file():

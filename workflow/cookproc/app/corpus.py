@@ -34,9 +34,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from cookproc.core.errors import InputError
-from cookproc.core.schemas import (CLIP_KEY, DECODER_ERRORS, STRING_LIST, SchemaError, atomic_output, read_parquet,
-                                   read_table, to_table)
-from cookproc.core.schemas import atomic_write_text
+from cookproc.core.parquet_io import DECODER_ERRORS, atomic_output, atomic_write_text, read_parquet, read_table
+from cookproc.core.schemas import CLIP_KEY, STRING_LIST, SchemaError, to_table
 from cookproc.app.documents import steps_markdown
 from cookproc.app.cues import format_time
 from cookproc.app.subtitles import SUBTITLE_EXTENSIONS

@@ -187,7 +187,7 @@ def steps_markdown(name: str, source: str, extractor: str, clips: Sequence[dict]
 
 def write_procedure(document: dict, path: str | Path, fmt: str) -> None:
     """Write ``document`` as ``fmt`` (``json`` or ``md``) atomically, once it passed validation."""
-    from cookproc.core.schemas import atomic_write_text
+    from cookproc.core.parquet_io import atomic_write_text
 
     text = render(document, fmt)
     atomic_write_text(path, text)

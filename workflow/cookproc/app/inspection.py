@@ -14,10 +14,9 @@ tests Snakemake's rerun triggers make (code, params, inputs), made without Snake
 
 A changed one makes the file stale, and the report names it (``config key keyclips.neural.max_epochs
 changed 30 -> 40``). Params that are no config value as such (derived ones) cannot be checked this
-way and are listed as unchecked. ``--lineage`` walks back from the file through its inputs'
-provenance, and through Snakemake's job records (``.snakemake/metadata``) for files that are not
-Parquet, down to the benchmark's own files. A damaged file is reported as damaged, never moved and
-never with a traceback.
+way and are listed as unchecked. ``--lineage`` walks back from the file to the benchmark's own
+files (:mod:`cookproc.app.lineage`). A damaged file is reported as damaged, never moved and never
+with a traceback.
 """
 from __future__ import annotations
 
@@ -25,28 +24,19 @@ import argparse
 import json
 import os
 import sys
-from base64 import urlsafe_b64encode
 from pathlib import Path
 from typing import Any
 
+from cookproc.app.lineage import lineage, render_lineage, workflow_root
 from cookproc.core import integrity, provenance
+from cookproc.core.digests import compact, file_digest, plain
 from cookproc.core.errors import InputError
 
 MISSING = object()
 EXIT_OK, EXIT_DAMAGED = 0, 1
 
 
-# ----------------------------------------------------------------------------- where things are
-def workflow_root(path: str | os.PathLike) -> Path:
-    """The working directory of the run that wrote ``path``: the folder holding its ``results/``
-    (the current directory for a file elsewhere). Input paths in provenance are relative to it."""
-    path = Path(path).resolve()
-    for parent in path.parents:
-        if parent.name == integrity.RESULTS_DIR:
-            return parent.parent
-    return Path.cwd()
-
-
+# ----------------------------------------------------------------------------- the config
 def load_config(path: str | os.PathLike) -> dict:
     """A workflow config, validated and with its defaults filled (as the workflow reads it)."""
     import yaml
@@ -68,30 +58,11 @@ def default_config_path(root: Path) -> Path:
     return root / "config.yaml" if (root / "config.yaml").is_file() else provenance.CHECKOUT / "config.yaml"
 
 
-def snakemake_record(root: Path, path: str) -> dict | None:
-    """Snakemake's record of the job that wrote ``path`` (relative to ``root``): rule, inputs,
-    params, ... as JSON, from ``.snakemake/metadata`` (None when there is none)."""
-    folder = root / ".snakemake" / "metadata"
-    if not folder.is_dir():
-        return None
-    try:
-        max_len = os.pathconf(folder, "PC_NAME_MAX") or 255
-    except (OSError, ValueError):
-        max_len = 255
-    b64 = urlsafe_b64encode(path.encode()).decode()
-    parts = [b64[i:i + max_len - 1] for i in range(0, len(b64), max_len - 1)]
-    record = folder.joinpath(*["@" + p for p in parts[:-1]], parts[-1])
-    try:
-        return json.loads(record.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 # ----------------------------------------------------------------------------- one file
 def read_verified(path: Path):
     """(table, None) for an intact file, (None, why) for a damaged one; never moves the file. A
     workflow output (under ``results/``) must carry its column digests, as when a rule reads it."""
-    from cookproc.core.schemas import _read_checked
+    from cookproc.core.parquet_io import _read_checked
 
     try:
         return _read_checked(path, None, require_digests=integrity.is_workflow_output(path)), None
@@ -100,7 +71,7 @@ def read_verified(path: Path):
 
 
 def _format(value: Any) -> str:
-    return provenance.compact(value)
+    return compact(value)
 
 
 def _get(config: Any, dotted: str) -> Any:
@@ -109,7 +80,7 @@ def _get(config: Any, dotted: str) -> Any:
         if not isinstance(node, dict) or key not in node:
             return MISSING
         node = node[key]
-    return provenance.plain(node)
+    return plain(node)
 
 
 def _config_changes(key: str, then: Any, now: Any) -> list[str]:
@@ -167,7 +138,7 @@ def freshness(record: dict | None, root: Path, config: dict | None) -> dict[str,
             reasons += _config_changes(key, then, _get(config, key))
     for entry in record.get("inputs") or []:
         path = Path(entry["path"])
-        now = provenance.file_digest(path if path.is_absolute() else root / path)
+        now = file_digest(path if path.is_absolute() else root / path)
         if now is None:
             reasons.append(f"input {entry['path']} is missing")
         elif now != entry.get("digest"):
@@ -214,59 +185,6 @@ def inspect_file(path: str | os.PathLike, *, config_path: str | os.PathLike | No
     report["config_file"] = str(config_file) if config is not None else None
     report.update(freshness(record, root, config))
     return report
-
-
-# ----------------------------------------------------------------------------- lineage
-def lineage(path: str | os.PathLike, *, root: Path | None = None, _seen: set | None = None) -> dict[str, Any]:
-    """The tree of files ``path`` was made from: for a Parquet file of the workflow its provenance's
-    inputs, for another file under ``results/`` the inputs of Snakemake's job record, down to the
-    files no rule wrote (the benchmark's). Each node: path, rule, digest check, inputs."""
-    import pyarrow.parquet as pq
-
-    path = Path(path)
-    root = workflow_root(path) if root is None else root
-    seen = set() if _seen is None else _seen
-    rel = os.path.relpath(path, root) if path.is_absolute() else str(path)
-    full = path if path.is_absolute() else root / path
-    node: dict[str, Any] = {"path": rel}
-    if rel in seen:
-        node["repeated"] = True
-        return node
-    seen.add(rel)
-    if not full.exists():
-        node["missing"] = True
-        return node
-    inputs: list[dict[str, Any]] = []
-    record = None
-    if full.suffix == ".parquet":
-        try:
-            record = provenance.stored_provenance(pq.read_metadata(full).metadata)
-        except Exception as exc:  # a damaged footer or provenance entry
-            node["damaged"] = " ".join(str(exc).split())[:300]
-            return node
-    if record is not None and record.get("rule"):
-        node["rule"] = record["rule"]
-        node["wildcards"] = record.get("wildcards") or {}
-        inputs = record.get("inputs") or []
-    else:
-        job = snakemake_record(root, rel)
-        if job is not None:
-            node["rule"] = job.get("rule")
-            node["via"] = "snakemake record"
-            inputs = [{"path": p} for p in job.get("input") or []]
-        else:
-            node["rule"] = None  # a file no job of this workflow wrote: the benchmark's, or the user's
-    children = []
-    for entry in inputs:
-        input_path = Path(entry["path"])
-        child = lineage(input_path, root=root, _seen=seen)
-        if entry.get("digest") is not None and not child.get("missing") and not child.get("repeated"):
-            child["digest_matches"] = provenance.file_digest(
-                input_path if input_path.is_absolute() else root / input_path) == entry["digest"]
-        children.append(child)
-    if children:
-        node["inputs"] = children
-    return node
 
 
 # ----------------------------------------------------------------------------- text
@@ -323,29 +241,6 @@ def render(report: dict[str, Any]) -> str:
     for item in report.get("unchecked") or []:
         lines.append(f"  unchecked  {item}")
     return "\n".join(lines) + "\n"
-
-
-def render_lineage(node: dict[str, Any], depth: int = 0) -> str:
-    pad = "  " * depth
-    if node.get("repeated"):
-        return f"{pad}{node['path']} (see above)\n"
-    notes = []
-    if node.get("rule"):
-        notes.append(f"rule {node['rule']}" + (f" {_format(node['wildcards'])}" if node.get("wildcards") else ""))
-    elif not node.get("missing") and not node.get("damaged"):
-        notes.append("source file (no rule)")
-    if node.get("via"):
-        notes.append(node["via"])
-    if node.get("missing"):
-        notes.append("MISSING")
-    if node.get("damaged"):
-        notes.append(f"DAMAGED: {node['damaged']}")
-    if node.get("digest_matches") is False:
-        notes.append("CHANGED since used")
-    text = f"{pad}{node['path']}" + (f"  [{'; '.join(notes)}]" if notes else "") + "\n"
-    for child in node.get("inputs", []):
-        text += render_lineage(child, depth + 1)
-    return text
 
 
 # ----------------------------------------------------------------------------- command line

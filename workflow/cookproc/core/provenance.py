@@ -2,7 +2,7 @@
 
 A workflow script runs inside :func:`cookproc.core.logs.script_logging`, which hands this module
 the job's ``snakemake`` object (duck-typed: this library never imports snakemake). Every file
-``cookproc.core.schemas.write_parquet`` then writes carries, under the key-value entry
+``cookproc.core.parquet_io.write_parquet`` then writes carries, under the key-value entry
 ``cookproc.provenance``, one compact JSON object:
 
 - ``rule``, ``wildcards``, ``script`` (repository-relative) and ``code``, the rule's code
@@ -16,7 +16,7 @@ the job's ``snakemake`` object (duck-typed: this library never imports snakemake
   (:func:`config_keys`), and ``config_hash``; ``untraced_params``: params that are no config value
   as such (set in the rule file, or built from several keys), which :mod:`cookproc.app.inspection`
   cannot check;
-- ``inputs``: each input's name, path and digest (:func:`file_digest`);
+- ``inputs``: each input's name, path and digest (:func:`cookproc.core.digests.file_digest`);
 - ``software``: Python and the versions of the packages the job imported that shape results, and
   the encoders it loaded (name and a digest of their weights).
 
@@ -29,7 +29,6 @@ a file carries a minimal provenance: ``rule`` null and the software versions.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -37,9 +36,10 @@ import platform
 import subprocess
 import sys
 from datetime import datetime, timezone
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
+
+from cookproc.core.digests import compact, file_digest, plain, sha256_file, sha256_text
 
 PROVENANCE_KEY = b"cookproc.provenance"
 PROVENANCE_FORMAT = "cookproc-provenance/1"
@@ -53,79 +53,6 @@ CHECKOUT = Path(__file__).resolve().parents[3]
 
 _job: dict | None = None
 _encoders: dict[str, dict[str, str]] = {}
-
-
-def compact(value: Any) -> str:
-    """Canonical compact JSON: sorted keys, no spaces (the form every hash here is taken of)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def plain(value: Any) -> Any:
-    """A JSON value of a param or wildcard (Snakemake's named lists are lists; paths become strings)."""
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
-
-
-# ----------------------------------------------------------------------------- file digests
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-@lru_cache(maxsize=None)
-def _digest(path: str, mtime_ns: int, size: int) -> str:
-    """Keyed by (path, mtime, size) only to reuse work within one process."""
-    if path.endswith(".parquet"):
-        summary = parquet_digest_summary(path)
-        if summary is not None:
-            return summary
-    return "sha256:" + _sha256_file(Path(path))
-
-
-def parquet_digest_summary(path: str | os.PathLike) -> str | None:
-    """``columns:<sha256>`` of the column digests a workflow Parquet file stores (read from its
-    footer, no data read); None for a file without them or with an unreadable footer."""
-    import pyarrow.parquet as pq
-
-    from cookproc.core import integrity
-
-    try:
-        digests = integrity.stored_digests(pq.read_metadata(path).metadata)
-    except Exception:  # a damaged footer: the content hash stands in; readers report the damage
-        return None
-    return None if digests is None else "columns:" + sha256_text(compact(digests))
-
-
-def file_digest(path: str | os.PathLike) -> str | None:
-    """A file's digest as provenance records it: a workflow Parquet file's stored column digests
-    (``columns:...``, so that rewriting the same data counts as the same input), any other file's
-    content (``sha256:...``), a folder's files and their contents (``tree:...``); None when absent."""
-    path = Path(path)
-    if path.is_dir():
-        digest = hashlib.sha256()
-        for top, dirs, names in os.walk(path):
-            dirs.sort()
-            for name in sorted(names):
-                full = Path(top, name)
-                digest.update(f"{full.relative_to(path).as_posix()}\0{file_digest(full)}\n".encode("utf-8"))
-        return "tree:" + digest.hexdigest()
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return _digest(str(path), st.st_mtime_ns, st.st_size)
 
 
 # ----------------------------------------------------------------------------- config keys
@@ -325,7 +252,7 @@ def _job_code(job: dict) -> dict[str, Any]:
     if script is None:
         return {"script": None, "code_files": {}, "commit": None, "commit_dirty": None}
     repo = script.parents[2]
-    files = {path.relative_to(repo).as_posix(): _sha256_file(path)[:16] for path in _loaded_code_files(script, repo)}
+    files = {path.relative_to(repo).as_posix(): sha256_file(path)[:16] for path in _loaded_code_files(script, repo)}
     commit, dirty = code_commit(repo, sorted(files))
     return {"script": script.relative_to(repo).as_posix(), "code_files": dict(sorted(files.items())),
             "commit": commit, "commit_dirty": dirty}

@@ -1,27 +1,15 @@
-"""Parquet table schemas shared by every stage, and the one writer that enforces them.
+"""Parquet table schemas shared by every stage (the data contracts), what their columns mean, and
+the checks that hold a table to its schema.
 
 Every intermediate of the workflow is a Parquet file with an explicit schema: a reader never
-guesses a type, and a writer validates before it writes. Writes are atomic (temporary file, then
-rename) and deterministic (rows sorted by key, no pandas index, fixed writer options), so the same
-inputs give byte-identical files whatever PYTHONHASHSEED is.
-
-Files carry page checksums and a digest of every column (``cookproc.core.integrity``); ``read_table``,
-the one reader for data, verifies both, so damage is an ``IntermediateError`` naming the file and
-never silently different data.
+guesses a type, and a writer validates before it writes (:mod:`cookproc.core.parquet_io` writes
+and reads the files, verified).
 """
 from __future__ import annotations
 
-import os
-import tempfile
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Iterable, Iterator, Mapping, NoReturn, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import pyarrow as pa
-import pyarrow.parquet as pq
-
-from cookproc.core import integrity, provenance
-from cookproc.core.errors import InputError, IntermediateError
 
 STRING_LIST = pa.list_(pa.string())
 
@@ -158,17 +146,6 @@ CLIP_SCORES = pa.schema(
 CLIP_KEY = ("video_id", "clip_idx")
 
 
-def _readable_temp(path: Path) -> str:
-    """A temporary file beside ``path`` with the permissions a plain ``open`` would give
-    (mkstemp's 0600 would survive the rename and hide results from other users)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.fchmod(fd, 0o666 & ~umask)
-    os.close(fd)
-    return tmp
-
-
 class SchemaError(ValueError):
     """A table does not match the schema it claims."""
 
@@ -203,165 +180,6 @@ def conform(table: pa.Table, schema: pa.Schema, *, what: str) -> pa.Table:
         if not field.nullable and table.column(field.name).null_count:
             raise SchemaError(f"{what}: column {field.name!r} has {table.column(field.name).null_count} nulls")
     return table
-
-
-def sort_by_key(table: pa.Table, keys: Sequence[str]) -> pa.Table:
-    return table.sort_by([(k, "ascending") for k in keys])
-
-
-def write_parquet(table: pa.Table, path: str | os.PathLike, schema: pa.Schema, *,
-                  sort_keys: Sequence[str] | None = None) -> None:
-    """Validate ``table`` against ``schema`` and write it atomically and deterministically, with
-    page checksums and column digests (see :func:`read_table`), and the provenance of the job
-    writing it (:mod:`cookproc.core.provenance`)."""
-    path = Path(path)
-    table = conform(table, schema, what=str(path))
-    if sort_keys:
-        table = sort_by_key(table, sort_keys)
-    table = table.replace_schema_metadata({**integrity.digest_metadata(table), **provenance.metadata_entry()})
-    with atomic_output(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd", write_statistics=True,
-                       use_dictionary=True, store_schema=True, write_page_checksum=True)
-
-
-# Whatever a corrupt file makes the decoder raise (pyarrow's errors are OSError/ValueError/
-# IndexError subclasses; absurd sizes in a damaged header can also exhaust memory).
-DECODER_ERRORS = (pa.ArrowException, OSError, ValueError, EOFError, IndexError, MemoryError)
-
-
-def _check_magic(path: str | os.PathLike) -> None:
-    """The reader never looks at the leading magic number; damage there is damage all the same."""
-    with open(path, "rb") as raw:
-        if raw.read(4) not in (b"PAR1", b"PARE"):
-            raise integrity.Damage("no Parquet magic number at its start")
-
-
-def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None, require_digests: bool) -> pa.Table:
-    """Read with page-checksum verification and check the column digests when the file has them
-    (``require_digests``: a file without them is damage). Raises integrity.Damage for damage,
-    InputError for a column the (intact) file does not have."""
-    try:
-        _check_magic(path)
-        with pq.ParquetFile(path, page_checksum_verification=True) as handle:
-            names = handle.schema_arrow.names
-            digests = integrity.stored_digests(handle.metadata.metadata)
-            if digests is None and require_digests:
-                raise integrity.Damage("it carries no column digests, so this workflow did not write it as it is")
-            if digests is not None and sorted(digests) != sorted(names):
-                raise integrity.Damage(f"its columns {sorted(names)} are not those it was written with "
-                                       f"{sorted(digests)}")
-            missing = [c for c in (columns or ()) if c not in names]
-            if missing:
-                table = None
-            else:
-                table = handle.read(columns=None if columns is None else list(columns))
-                # Damaged headers can decode to arrays that break Arrow's own invariants.
-                table.validate(full=True)
-                if digests is not None:
-                    integrity.verify_digests(table, digests)
-    except (FileNotFoundError, PermissionError, IsADirectoryError):
-        raise
-    except DECODER_ERRORS as exc:
-        raise integrity.Damage(" ".join(str(exc).split())[:300] or type(exc).__name__) from None
-    if missing:
-        raise InputError(path, f"has no column(s) {missing}; its columns are {names}")
-    metadata = {k: v for k, v in (table.schema.metadata or {}).items()
-                if k not in (integrity.DIGESTS_KEY, provenance.PROVENANCE_KEY)}
-    return table.replace_schema_metadata(metadata or None)
-
-
-def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
-               user_file: bool = False) -> pa.Table:
-    """Read a Parquet file (all columns, or ``columns`` in that order), verified.
-
-    Every page's checksum is checked, and the content of each column read is checked against the
-    digest ``write_parquet`` stored. A damaged or truncated file raises ``IntermediateError`` naming
-    it and saying how to rebuild it; a workflow output (a file under ``results/``) is first moved
-    aside to ``<file>.damaged``, so that the next ``snakemake`` run finds it missing and rebuilds it.
-    A workflow output must carry the digests, and must have the ``columns`` asked for: a file
-    without them (swapped in, or of another schema) is damage too. Elsewhere a file without digests
-    gets the page checksums only, and a column it lacks raises ``InputError``.
-    ``user_file``: a file the user placed deliberately (a user system): digests are checked when
-    present but never required, and it is never moved aside, wherever it lies."""
-    output = not user_file and integrity.is_workflow_output(path)
-    try:
-        return _read_checked(path, columns, require_digests=output)
-    except integrity.Damage as exc:
-        _raise_damaged(path, str(exc), move=not user_file)
-    except InputError as exc:
-        if not output:
-            raise
-        _raise_damaged(path, str(exc).removeprefix(f"{path}: "))
-
-
-def column_names(path: str | os.PathLike) -> list[str]:
-    """The column names of a Parquet file, read from its footer; damage is reported (and a workflow
-    output moved aside) as by :func:`read_table`, which then verifies the data read."""
-    try:
-        _check_magic(path)
-        return pq.read_schema(path).names
-    except (FileNotFoundError, PermissionError, IsADirectoryError):
-        raise
-    except integrity.Damage as exc:
-        _raise_damaged(path, str(exc))
-    except DECODER_ERRORS as exc:
-        _raise_damaged(path, " ".join(str(exc).split())[:300] or type(exc).__name__)
-
-
-def wrong_columns(path: str | os.PathLike, message: str) -> NoReturn:
-    """Raise for a file that lacks columns its reader needs (found with :func:`column_names`): a
-    workflow output is damage (moved aside, to be rebuilt), any other file an ``InputError``."""
-    if integrity.is_workflow_output(path):
-        _raise_damaged(path, message)
-    raise InputError(path, message)
-
-
-def _raise_damaged(path: str | os.PathLike, reason: str, *, move: bool = True) -> NoReturn:
-    """Raise IntermediateError for a damaged file, moving a workflow output aside first (not a
-    user's file: ``move`` False)."""
-    if not move:
-        raise IntermediateError(path, reason, "it is your file, so no rule rebuilds it: replace it with an intact copy")
-    if not integrity.is_workflow_output(path):
-        raise IntermediateError(path, reason, "it is not under results/, so no rule rebuilds it: "
-                                              "replace it with an intact copy")
-    moved_to = integrity.move_aside(path)
-    if moved_to is None:
-        raise IntermediateError(path, reason, f"rebuild it with `snakemake --forcerun {os.path.relpath(path)}`")
-    raise IntermediateError(path, reason, f"moved it aside to {moved_to}; run `snakemake` again to rebuild it",
-                            moved_to=moved_to)
-
-
-def read_parquet(path: str | os.PathLike, schema: pa.Schema, *, user_file: bool = False) -> pa.Table:
-    """Read a Parquet file verified (:func:`read_table`) and check it against ``schema``: a workflow
-    output of another schema is damage (moved aside, to be rebuilt), any other file a SchemaError."""
-    table = read_table(path, user_file=user_file)
-    try:
-        return conform(table, schema, what=str(path))
-    except SchemaError as exc:
-        if user_file or not integrity.is_workflow_output(path):
-            raise
-        _raise_damaged(path, f"not the schema this workflow reads: {str(exc).removeprefix(f'{path}: ')}")
-
-
-@contextmanager
-def atomic_output(path: str | os.PathLike) -> Iterator[str]:
-    """A temporary path beside ``path`` to write to; it replaces ``path`` when the block ends
-    normally and is removed otherwise, so a failed job never leaves a half-written file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _readable_temp(path)
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write a text file through a temporary file and a rename."""
-    with atomic_output(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
 
 
 #: The data contracts above by name, and what each of their columns means (``cookproc inspect``

@@ -1,5 +1,5 @@
-"""One generated file of every figure the README and docs state about results, and the docs'
-result tables rendered from it.
+"""One generated file of every figure the README and docs state about results, and the command
+that renders the docs' result tables from it or checks them.
 
 ``results/numbers.json`` (rule ``numbers``, :func:`collect`) holds the rows of the workflow's
 result CSVs as they are (Tables 4 and 5 in every counting, their bootstrap intervals, the
@@ -8,11 +8,9 @@ card states (``model.json``'s ``crossval``), the run times of Snakemake's ``benc
 the run it comes from (commit, a digest of the config, date). Rows are read as CSV, column by
 column, so a new column of a table is in the file without a change here.
 
-The README and docs hold blocks between ``<!-- numbers:KIND attr=value ... -->`` and
-``<!-- /numbers -->``. :func:`render_text` rewrites each block's body from the file (a stamp line
-naming the run, then a Markdown table); :func:`check_text` renders and compares, and names the
-block and its first differing number. ``python -m cookproc.evaluation.numbers check README.md docs/*.md``
-(or ``render``) runs them.
+The README's and docs' ``<!-- numbers:KIND ... -->`` blocks are rendered and checked by
+:mod:`cookproc.evaluation.render`; ``python -m cookproc.evaluation.numbers check README.md docs/*.md``
+(or ``render``) runs it on files.
 
 Determinism: the file is JSON with sorted keys, the rows in the CSVs' order and the values as the
 CSVs hold them, so the same results give the same bytes except ``run`` (commit, date: when and
@@ -24,7 +22,6 @@ import argparse
 import csv
 import hashlib
 import json
-import re
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -32,18 +29,13 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from cookproc.core.errors import InputError
+from cookproc.evaluation.render import BlockError, check_text, render_text
 
 FORMAT = "cookproc.evaluation.numbers"
 FORMAT_VERSION = 1
 #: The result CSVs a numbers file can hold, by the key they get in it.
 TABLES = ("table4", "table5", "table4_ci", "table5_ci", "significance", "seeds")
 DEFAULT_FILE = "results/numbers.json"
-#: Column headers of the rendered tables (other columns are headed by their CSV name).
-HEADERS = {"accuracy": "Acc", "precision": "P", "recall": "R", "f1": "F1"}
-END = "<!-- /numbers -->"
-BLOCK = re.compile(r"^<!-- numbers:(?P<kind>[a-z0-9-]+)(?P<attrs>[^>\n]*?)\s*-->[ \t]*\n(?P<body>.*?)^<!-- /numbers -->",
-                   re.M | re.S)
-NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 # --- the file --------------------------------------------------------------------------------
@@ -152,272 +144,6 @@ def read_numbers(path: str | Path) -> dict:
 
 def today() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%d")
-
-
-# --- rendering -------------------------------------------------------------------------------
-
-class BlockError(ValueError):
-    """A block asks for something the numbers file does not hold."""
-
-
-def _attrs(text: str) -> dict[str, str]:
-    attrs = {}
-    for token in text.split():
-        key, sep, value = token.partition("=")
-        if not sep:
-            raise BlockError(f"attribute {token!r} is not key=value")
-        attrs[key] = value
-    return attrs
-
-
-def _list(attrs: Mapping[str, str], key: str, default: str | None = None) -> list[str]:
-    value = attrs.get(key, default)
-    if value is None:
-        raise BlockError(f"needs {key}=...")
-    return [v for v in value.split(",") if v]
-
-
-def _fmt(value, digits: int) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    return f"{value:.{digits}f}"
-
-
-def stamp(run: Mapping) -> str:
-    """The line above every rendered table: the run its numbers come from."""
-    commit = (run.get("commit") or "unknown commit")[:7] + ("+changes" if run.get("dirty") else "")
-    return f"{STAMP_START}run {commit}, {run.get('date')} (`results/numbers.json`).*"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows]
-
-
-def _find(rows: Sequence[dict], what: str, **keys) -> dict:
-    found = [r for r in rows if all(r.get(k) == v for k, v in keys.items())]
-    if len(found) != 1:
-        raise BlockError(f"{what}: {len(found)} rows with {keys}, expected one")
-    return found[0]
-
-
-def _rows(numbers: Mapping, key: str) -> list[dict]:
-    if key not in numbers:
-        raise BlockError(f"the numbers file holds no {key} (not built in this run)")
-    return numbers[key]
-
-
-def _table4(numbers, attrs):
-    metrics, digits = _list(attrs, "metrics", "accuracy,precision,recall,f1"), int(attrs.get("digits", 1))
-    rows = [[f"`{s}`", *(_fmt(_find(_rows(numbers, "table4"), "table4", system=s).get(m), digits) for m in metrics)]
-            for s in _list(attrs, "systems")]
-    return _table(["system", *(HEADERS.get(m, m) for m in metrics)], rows)
-
-
-def _table5_cell(numbers, system, keyclips, counting, field, mode, values, digits):
-    row = _find(_rows(numbers, "table5"), "table5", system=system, keyclips=keyclips, counting=counting, field=field,
-                mode=mode)
-    metrics = ("precision", "recall", "f1") if values == "prf" else (values,)
-    return " ".join(_fmt(row.get(m), digits) for m in metrics)
-
-
-def _table5(numbers, attrs):
-    """Rows: ``system`` or ``system@keyclips``; cells: ``field:mode``; a cell joins its countings
-    with " / " (for predicted key clips: the paper's counting, then masked)."""
-    keyclips = attrs.get("keyclips", "oracle")
-    cells = [c.split(":") for c in _list(attrs, "cells", "verbs:exact,arguments:partial")]
-    values, digits = attrs.get("values", "f1"), int(attrs.get("digits", 1))
-    out = []
-    for item in _list(attrs, "rows"):
-        system, _, source = item.partition("@")
-        source = source or keyclips
-        countings = ["oracle"] if source == "oracle" else _list(attrs, "countings", "predicted,predicted-masked")
-        out.append([f"`{system}`" + (f" ({source} key clips)" if "@" in item else ""),
-                    *(" / ".join(_table5_cell(numbers, system, source, c, field, mode, values, digits)
-                                 for c in countings) for field, mode in cells)])
-    return _table(["system", *(f"{f} {m}" for f, m in cells)], out)
-
-
-def _seeds(numbers, attrs):
-    """Mean ± sd over seeds of the neural selectors (results/keyclips/seed_summary.csv)."""
-    metrics, digits = _list(attrs, "metrics", "accuracy,f1"), int(attrs.get("digits", 2))
-    rows = _rows(numbers, "seeds")
-    out = []
-    for system in _list(attrs, "systems"):
-        n = sum(1 for r in rows if r["system"] == system and str(r["run"]).startswith("seed"))
-        if n == 1:  # one seed: its scores, no spread
-            mean, sd = _find(rows, "seeds", system=system), {m: None for m in metrics}
-        else:
-            mean, sd = (_find(rows, "seeds", system=system, run=r) for r in ("mean", "std"))
-        out.append([f"`{system}`", str(n), *(f"{_fmt(mean[m], digits)} ± {_fmt(sd[m], digits)}" for m in metrics)])
-    return _table(["system", "seeds", *(HEADERS.get(m, m) + " (mean ± sd)" for m in metrics)], out)
-
-
-def _intervals(numbers, attrs):
-    """Bootstrap intervals: rows ``system`` (Table 4) or ``system@keyclips/counting/field/mode`` (Table 5)."""
-    metric, digits = attrs.get("metric", "f1"), int(attrs.get("digits", 1))
-    out = []
-    for item in _list(attrs, "rows"):
-        system, _, cell = item.partition("@")
-        if cell:
-            keyclips, counting, field, mode = cell.split("/")
-            row = _find(_rows(numbers, "table5_ci"), "table5_ci", system=system, keyclips=keyclips, counting=counting,
-                        field=field, mode=mode, metric=metric)
-            label = f"`{system}`, {keyclips} key clips ({counting}), {field} {mode}"
-        else:
-            row = _find(_rows(numbers, "table4_ci"), "table4_ci", system=system, metric=metric)
-            label = f"`{system}`, key clips"
-        out.append([label, _fmt(row["value"], digits), f"[{_fmt(row['ci_low'], digits)}, {_fmt(row['ci_high'], digits)}]"])
-    return _table(["cell", HEADERS.get(metric, metric), "95% interval"], out)
-
-
-def _models(numbers, attrs):
-    """Each deployed model's card scores: the cross-validated run of its configuration and seed."""
-    digits = int(attrs.get("digits", 1))
-    out = []
-    for name in _list(attrs, "models"):
-        if name not in numbers.get("models", {}):
-            raise BlockError(f"the numbers file holds no model {name!r}")
-        cv = numbers["models"][name]["crossval"]
-        if "runs" in cv:  # a key-clip selector: Acc / F1 of its run, F1 interval
-            run = cv["runs"][0]
-            low, high = cv["intervals"]["metrics"]["f1"]
-            scores = f"Acc {_fmt(run['accuracy'], digits)} / F1 {_fmt(run['f1'], digits)} [{_fmt(low, digits)}, {_fmt(high, digits)}]"
-            what = f"`{cv['system']}` of Table 4, {run['run']}"
-        else:  # a tuple extractor: oracle verbs exact / arguments partial F1 with intervals
-            f1 = {c["field"]: c for c in cv["cells"] if c["metric"] == "f1"}
-            scores = " / ".join(f"{f} {f1[f]['mode']} F1 {_fmt(f1[f]['value'], digits)} "
-                                f"[{_fmt(f1[f]['ci_low'], digits)}, {_fmt(f1[f]['ci_high'], digits)}]"
-                                for f in ("verbs", "arguments"))
-            what = f"`{cv['system']}` of Table 5, oracle key clips"
-        out.append([f"`results/models/{name}`", what, scores])
-    return _table(["model", "cross-validated as", "scores (card)"], out)
-
-
-def _run_times(numbers, attrs):
-    times = numbers.get("run_times", {})
-    out = []
-    for path in _list(attrs, "jobs"):
-        if path not in times:
-            raise BlockError(f"no run time of {path} in the numbers file")
-        out.append([f"`{path}`", _fmt(times[path]["s"], 0), _fmt(times[path]["max_rss_mb"], 0)])
-    return _table(["benchmark file", "seconds", "max RSS (MB)"], out)
-
-
-KINDS = {"table4": _table4, "table5": _table5, "seeds": _seeds, "intervals": _intervals, "models": _models,
-         "run-times": _run_times}
-#: Each kind's attributes: the required one first, then the optional ones.
-ATTRS = {"table4": ("systems", "metrics", "digits"),
-         "table5": ("rows", "keyclips", "countings", "cells", "values", "digits"),
-         "seeds": ("systems", "metrics", "digits"), "intervals": ("rows", "metric", "digits"),
-         "models": ("models", "digits"), "run-times": ("jobs",)}
-STAMP_START = "*Numbers from "
-
-
-def block_attrs(kind: str, attrs: str) -> dict[str, str]:
-    """A block's attributes, checked against its kind (unknown kinds and attributes are errors)."""
-    if kind not in KINDS:
-        raise BlockError(f"unknown block kind {kind!r}; known: {sorted(KINDS)}")
-    parsed = _attrs(attrs)
-    unknown = sorted(set(parsed) - set(ATTRS[kind]))
-    if unknown:
-        raise BlockError(f"unknown attributes {unknown} of a {kind} block; known: {list(ATTRS[kind])}")
-    if ATTRS[kind][0] not in parsed:
-        raise BlockError(f"a {kind} block needs {ATTRS[kind][0]}=...")
-    return parsed
-
-
-def render_block(kind: str, attrs: str, numbers: Mapping) -> str:
-    """A block's body: the stamp line, a blank line, the table (each line ending in a newline)."""
-    attributes = block_attrs(kind, attrs)  # checks the kind too
-    table = KINDS[kind](numbers, attributes)
-    return "\n".join([stamp(numbers["run"]), "", *table]) + "\n"
-
-
-def lint_text(text: str, name: str = "<text>") -> list[str]:
-    """Problems of a document's blocks that need no numbers file: a known kind and attributes, a
-    stamp as the first line (saying which run its numbers come from), a table below it."""
-    problems = []
-    opened = len(re.findall(r"^<!-- numbers:", text, re.M))  # a marker starts its line (prose may quote one)
-    found = blocks(text)
-    if opened != len(found):
-        problems.append(f"{name}: {opened} blocks opened, {len(found)} closed by {END!r}")
-    for match in found:
-        where = _where(name, text, match)
-        try:
-            block_attrs(match["kind"], match["attrs"])
-        except BlockError as exc:
-            problems.append(f"{where}: {exc}")
-        lines = match["body"].splitlines()
-        if not lines or not lines[0].startswith(STAMP_START):
-            problems.append(f"{where}: the first line must be a stamp starting {STAMP_START!r}")
-        if not any(line.startswith("|") for line in lines):
-            problems.append(f"{where}: no table")
-    return problems
-
-
-def blocks(text: str) -> list[re.Match]:
-    return list(BLOCK.finditer(text))
-
-
-def _where(name: str, text: str, match: re.Match) -> str:
-    return f"{name}, block numbers:{match['kind']} (line {text.count(chr(10), 0, match.start()) + 1})"
-
-
-def render_text(text: str, numbers: Mapping, name: str = "<text>") -> str:
-    """``text`` with every block's body rendered from ``numbers``."""
-    out, end = [], 0
-    for match in blocks(text):
-        try:
-            body = render_block(match["kind"], match["attrs"], numbers)
-        except BlockError as exc:
-            raise BlockError(f"{_where(name, text, match)}: {exc}") from None
-        out += [text[end:match.start("body")], body]
-        end = match.end("body")
-    return "".join(out) + text[end:]
-
-
-def first_difference(found: str, expected: str) -> str | None:
-    """Where a block differs from its rendering: the first differing number, else the first differing line."""
-    got, want = NUMBER.findall(found), NUMBER.findall(expected)
-    for i, (a, b) in enumerate(zip(got, want)):
-        if a != b:
-            return f"number {i + 1} is {a}, the numbers file gives {b}"
-    if len(got) != len(want):
-        return f"{len(got)} numbers, the numbers file gives {len(want)}"
-    for a, b in zip(found.splitlines() + [""], expected.splitlines() + [""]):
-        if a != b:
-            return f"line {a!r} differs from the rendering {b!r}"
-    return None
-
-
-def check_text(text: str, numbers: Mapping, name: str = "<text>") -> list[str]:
-    """One message per block whose body differs from its rendering (stamp first, then numbers);
-    empty when every block matches."""
-    problems = []
-    for match in blocks(text):
-        where = _where(name, text, match)
-        try:
-            expected = render_block(match["kind"], match["attrs"], numbers)
-        except BlockError as exc:
-            problems.append(f"{where}: {exc}")
-            continue
-        found = match["body"]
-        first = found.splitlines()[0] if found.strip() else ""
-        if first != expected.splitlines()[0]:
-            problems.append(f"{where}: stamp {first!r} is not the numbers file's run {expected.splitlines()[0]!r}"
-                            + ("" if not first_difference(found, expected) else
-                               f"; first difference: {first_difference(_drop_stamp(found), _drop_stamp(expected))}"))
-            continue
-        difference = first_difference(_drop_stamp(found), _drop_stamp(expected))
-        if difference:
-            problems.append(f"{where}: {difference}")
-    return problems
-
-
-def _drop_stamp(body: str) -> str:
-    return "\n".join(body.splitlines()[1:])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -23,7 +23,8 @@ import pyarrow as pa
 
 from cookproc.data.dataset import video_id_from_url
 from cookproc.core.errors import InputError
-from cookproc.core.schemas import KEYCLIPS, TUPLES, read_table, to_table
+from cookproc.core.parquet_io import read_table
+from cookproc.core.schemas import KEYCLIPS, TUPLES, to_table
 
 
 #: How much of an offending value a message echoes (a 5 MB ``video_id`` must not flood the log).

@@ -10,7 +10,8 @@ import pandas as pd
 from cookproc.core.errors import InputError
 from cookproc.evaluation.metrics import score_keyclips
 from cookproc.learn.inputs import align_rows
-from cookproc.core.schemas import KEYCLIPS, read_parquet
+from cookproc.core.parquet_io import read_parquet
+from cookproc.core.schemas import KEYCLIPS
 
 _SEED = re.compile(r"\.seed(\d+)\.parquet$")
 

@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 
 from cookproc.core.errors import InputError
-from cookproc.core.schemas import read_table
+from cookproc.core.parquet_io import read_table
 
 #: One row per benchmark video: its recipe and the fold that holds the recipe out.
 FOLDS = pa.schema(

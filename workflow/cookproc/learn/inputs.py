@@ -17,7 +17,7 @@ import pyarrow as pa
 import scipy.sparse as sp
 
 from cookproc.core.errors import InputError
-from cookproc.core.schemas import column_names, read_table, wrong_columns
+from cookproc.core.parquet_io import column_names, read_table, wrong_columns
 
 #: Columns of results/dataset/clips.parquet (cookproc.core.schemas.CLIPS) the learned selectors read.
 CLIP_COLUMNS = ("video_id", "recipe", "clip_idx", "start_s", "end_s", "sentence", "is_key")

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from cookproc.core.errors import InputError
-from cookproc.core.schemas import read_table
+from cookproc.core.parquet_io import read_table
 from cookproc.learn.inputs import align_rows
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow as pa
 
 from cookproc.core.errors import InputError
-from cookproc.core.schemas import read_table
+from cookproc.core.parquet_io import read_table
 from cookproc.learn.sentence_vectors import embedding_matrix
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from cookproc.core.logs import Progress
-from cookproc.core.schemas import atomic_output
+from cookproc.core.parquet_io import atomic_output
 from cookproc.srl import syntax
 from cookproc.srl.bio import bio_to_spans
 from cookproc.srl.word_encoder import WordEncoder, WordFeatures

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from cookproc.core.errors import InputError
-from cookproc.core.schemas import column_names, read_table, wrong_columns
+from cookproc.core.parquet_io import column_names, read_table, wrong_columns
 
 SRL_COLUMNS = ("video_id", "clip_idx", "frame_idx", "predicate_lemma", "chunk_idx", "role", "text",
                "token_start", "token_end")

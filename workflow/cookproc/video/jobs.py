@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 import pyarrow as pa
 
-from cookproc.core.schemas import atomic_write_text, read_parquet
+from cookproc.core.parquet_io import atomic_write_text, read_parquet
 from cookproc.video.frames import Video, VideoError, find_video, open_video, verify_decodable
 
 log = logging.getLogger(__name__)
