@@ -52,6 +52,10 @@ LIB = os.path.join(REPO_DIR, "workflow", "cookproc")
 UPSTREAM = config["upstream"]["dir"]
 USER_SYSTEMS_DIR = config["tables"]["user_systems_dir"]
 
+# Paths that rules of several files read (the table of shared paths): written by one rule, spelled once.
+# The benchmark's clips, written by rules/data.smk and read by every stage.
+CLIPS = "results/dataset/clips.parquet"
+
 SYSTEM_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 
 
@@ -70,6 +74,16 @@ def code_fingerprint(script):
 
     return fingerprint(os.path.join(REPO_DIR, "workflow", "scripts", f"{script}.py"), LIB, REPO_DIR)
 
+
+
+def settings_of(settings_class, section, without=()):
+    """The keys of a config section that a stage's settings dataclass has, as one param: the rule
+    passes them whole (a change to another key of the section reruns nothing) and the script builds
+    ``settings_class(**params.<name>)``; their defaults live in the schema only."""
+    from dataclasses import fields
+
+    return {field.name: section[field.name] for field in fields(settings_class)
+            if field.name in section and field.name not in without}
 
 
 def repo_path(path):
@@ -155,16 +169,18 @@ def user_tuples_files(wildcards):
     return user_system_files("tuples", wildcards.user)
 
 
-# Settings and paths of the key-clip stage that the supervised stage reads too (rules/keyclips.smk,
-# rules/supervised.smk).
-KC = config["keyclips"]
-KC_NEURAL = KC["neural"]
-KC_FINETUNE = KC_NEURAL["finetune"]
-TEXT_FEATURES = f"results/features/text/{KC['text']['name']}.parquet"
-# Per-fold fine-tuned sentence vectors of rule keyclips_finetune, one file per seed.
-TUNED_TEXT = f"results/features/text/finetuned/{KC['text']['name']}.seed{{seed}}"
-# Rules that can use an accelerator ask for one only when the configured device is not the CPU.
-KC_GPUS = 0 if KC["device"] == "cpu" else 1
+# Shared paths of the key-clip stage (rules/keyclips.smk) that the supervised and deploy stages read
+# too: the frozen sentence vectors (rule text_features) and the per-fold fine-tuned ones of rule
+# keyclips_finetune, one file per seed.
+TEXT_FEATURES = f"results/features/text/{config['keyclips']['text']['name']}.parquet"
+TUNED_TEXT = f"results/features/text/finetuned/{config['keyclips']['text']['name']}.seed{{seed}}"
+
+
+def gpus_for(device):
+    """GPUs a job on torch device ``device`` asks for: one unless it is the CPU."""
+    return 0 if device == "cpu" else 1
+
+
 # How every torch job runs on its device (config `torch`; cookproc.core.torch_runtime).
 TORCH = config["torch"]
 

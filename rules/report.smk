@@ -74,7 +74,7 @@ rule report_figure3:
 rule report_per_recipe:
     "Per-recipe scores of every system for the report."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         keyclips=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),
         tuples=expand("results/tuples/{system}.parquet", system=tuple_systems()),
     output:
@@ -103,7 +103,7 @@ rule report_per_recipe:
 rule report_errors_keyclips:
     "Example key-clip errors of each system for the report."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         system="results/keyclips/{system}.parquet",
     output:
         report("results/report/errors/keyclips/{system}.html", caption=report_caption("errors_keyclips"),
@@ -124,7 +124,7 @@ rule report_errors_keyclips:
 rule report_errors_tuples:
     "Example tuple errors of each system for the report."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         system="results/tuples/{system}.parquet",
     output:
         report("results/report/errors/tuples/{system}.html", caption=report_caption("errors_tuples"),
