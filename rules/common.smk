@@ -186,14 +186,14 @@ TORCH = config["torch"]
 
 
 # Input functions of the video stage (rules/video.smk).
-VISUAL = config["visual"]
 
 
 def local_video(wildcards):
     """The video file of one job, or nothing: a missing video then fails (or is skipped) inside the
     job with a clear message instead of stopping the whole DAG."""
     try:
-        return [str(find_video(VISUAL["videos_dir"], wildcards.video_id, VISUAL["video_extensions"]))]
+        return [str(find_video(config["visual"]["videos_dir"], wildcards.video_id,
+                               config["visual"]["video_extensions"]))]
     except VideoError:
         return []
 
@@ -286,22 +286,12 @@ def report_caption(name):
     return os.path.join(REPO_DIR, "report", f"{name}.rst")
 
 
-# Corpus extraction (rules/corpus.smk): one job per shard of the corpus's files.
-CORPUS = config["corpus"]
-CORPUS_DIR = f"results/corpus/{CORPUS['name']}"
-CORPUS_SHARDS = CORPUS["shards"]
-# The corpus dataset: one hive-style partition per shard (cookproc.app.corpus.PARTITION_FILE), written
-# by the shard's job, and _metadata, the shards' footers and manifest, written by corpus_dataset.
-CORPUS_DATASET = f"{CORPUS_DIR}/procedures"
-CORPUS_SHARD_FILE = f"{CORPUS_DATASET}/shard={{shard}}/part-0.parquet"
-CORPUS_PARTITIONS = [f"{CORPUS_DATASET}/{PARTITION_FILE.format(shard=k)}" for k in range(CORPUS_SHARDS)]
-CORPUS_METADATA = f"{CORPUS_DATASET}/{METADATA_FILE}"
-# corpus.dir, or the upstream transcripts when it is null; those are checked first (like kiddon_train).
-CORPUS_FOLDER = CORPUS["dir"] or upstream("youcook2/transcript")
-CORPUS_VERIFIED = [] if CORPUS["dir"] else ["results/dataset/upstream-checksums.tsv"]
+def corpus_shard_sources(folder, extensions, shards):
+    """Input function of rules/corpus.smk: the files of one of ``shards`` shards of ``folder`` (listed
+    when the DAG is built; a clear error for a missing folder)."""
 
+    def sources(wildcards):
+        files = corpus_files(folder, extensions)
+        return [str(path) for path in shard_files(files, int(wildcards.shard), shards)]
 
-def corpus_shard_sources(wildcards):
-    """The files of one shard (listed when the DAG is built; a clear error for a missing folder)."""
-    files = corpus_files(CORPUS_FOLDER, CORPUS["extensions"])
-    return [str(path) for path in shard_files(files, int(wildcards.shard), CORPUS_SHARDS)]
+    return sources

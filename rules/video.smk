@@ -7,6 +7,8 @@
 VISUAL_KINDS = {"visual": "visual", "naive": "fusion-naive", "oracle": "fusion-oracle"}
 
 
+VISUAL = config["visual"]
+
 wildcard_constraints:
     video_id=r"[A-Za-z0-9_-]+",
     source=r"upstream|tsm",
