@@ -39,7 +39,7 @@ def main() -> None:
     set_torch_threads(args.threads)
     clips = read_clips_parquet("results/dataset/clips.parquet")
     fold, inner = clip_folds(read_folds("results/keyclips/folds.parquet", clips), clips)
-    base_cfg = ft.FinetuneConfig()
+    base_cfg = ft.FinetuneConfig(layers=1)  # batch sizes and lengths only: the layers vary below
     n_train_steps, n_scored = 0, 0
     for f in sorted(np.unique(fold).tolist()):
         train, val, _ = split_indices(fold, inner, f)

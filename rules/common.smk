@@ -52,6 +52,10 @@ LIB = os.path.join(REPO_DIR, "workflow", "cookproc")
 UPSTREAM = config["upstream"]["dir"]
 USER_SYSTEMS_DIR = config["tables"]["user_systems_dir"]
 
+# Paths that rules of several files read (the table of shared paths): written by one rule, spelled once.
+# The benchmark's clips, written by rules/data.smk and read by every stage.
+CLIPS = "results/dataset/clips.parquet"
+
 SYSTEM_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 
 
@@ -70,6 +74,16 @@ def code_fingerprint(script):
 
     return fingerprint(os.path.join(REPO_DIR, "workflow", "scripts", f"{script}.py"), LIB, REPO_DIR)
 
+
+
+def settings_of(settings_class, section, without=()):
+    """The keys of a config section that a stage's settings dataclass has, as one param: the rule
+    passes them whole (a change to another key of the section reruns nothing) and the script builds
+    ``settings_class(**params.<name>)``; their defaults live in the schema only."""
+    from dataclasses import fields
+
+    return {field.name: section[field.name] for field in fields(settings_class)
+            if field.name in section and field.name not in without}
 
 
 def repo_path(path):
@@ -160,29 +174,31 @@ def user_tuples_files(wildcards):
     return user_system_files("tuples", wildcards.user)
 
 
-# Settings and paths of the key-clip stage that the supervised stage reads too (rules/keyclips.smk,
-# rules/supervised.smk).
-KC = config["keyclips"]
-KC_NEURAL = KC["neural"]
-KC_FINETUNE = KC_NEURAL["finetune"]
-TEXT_FEATURES = f"results/features/text/{KC['text']['name']}.parquet"
-# Per-fold fine-tuned sentence vectors of rule keyclips_finetune, one file per seed.
-TUNED_TEXT = f"results/features/text/finetuned/{KC['text']['name']}.seed{{seed}}"
-# Rules that can use an accelerator ask for one only when the configured device is not the CPU.
-KC_GPUS = 0 if KC["device"] == "cpu" else 1
+# Shared paths of the key-clip stage (rules/keyclips.smk) that the supervised and deploy stages read
+# too: the frozen sentence vectors (rule text_features) and the per-fold fine-tuned ones of rule
+# keyclips_finetune, one file per seed.
+TEXT_FEATURES = f"results/features/text/{config['keyclips']['text']['name']}.parquet"
+TUNED_TEXT = f"results/features/text/finetuned/{config['keyclips']['text']['name']}.seed{{seed}}"
+
+
+def gpus_for(device):
+    """GPUs a job on torch device ``device`` asks for: one unless it is the CPU."""
+    return 0 if device == "cpu" else 1
+
+
 # How every torch job runs on its device (config `torch`; cookproc.core.torch_runtime).
 TORCH = config["torch"]
 
 
 # Input functions of the video stage (rules/video.smk).
-VISUAL = config["visual"]
 
 
 def local_video(wildcards):
     """The video file of one job, or nothing: a missing video then fails (or is skipped) inside the
     job with a clear message instead of stopping the whole DAG."""
     try:
-        return [str(find_video(VISUAL["videos_dir"], wildcards.video_id, VISUAL["video_extensions"]))]
+        return [str(find_video(config["visual"]["videos_dir"], wildcards.video_id,
+                               config["visual"]["video_extensions"]))]
     except VideoError:
         return []
 
@@ -275,22 +291,12 @@ def report_caption(name):
     return os.path.join(REPO_DIR, "report", f"{name}.rst")
 
 
-# Corpus extraction (rules/corpus.smk): one job per shard of the corpus's files.
-CORPUS = config["corpus"]
-CORPUS_DIR = f"results/corpus/{CORPUS['name']}"
-CORPUS_SHARDS = CORPUS["shards"]
-# The corpus dataset: one hive-style partition per shard (cookproc.app.corpus.PARTITION_FILE), written
-# by the shard's job, and _metadata, the shards' footers and manifest, written by corpus_dataset.
-CORPUS_DATASET = f"{CORPUS_DIR}/procedures"
-CORPUS_SHARD_FILE = f"{CORPUS_DATASET}/shard={{shard}}/part-0.parquet"
-CORPUS_PARTITIONS = [f"{CORPUS_DATASET}/{PARTITION_FILE.format(shard=k)}" for k in range(CORPUS_SHARDS)]
-CORPUS_METADATA = f"{CORPUS_DATASET}/{METADATA_FILE}"
-# corpus.dir, or the upstream transcripts when it is null; those are checked first (like kiddon_train).
-CORPUS_FOLDER = CORPUS["dir"] or upstream("youcook2/transcript")
-CORPUS_VERIFIED = [] if CORPUS["dir"] else ["results/dataset/upstream-checksums.tsv"]
+def corpus_shard_sources(folder, extensions, shards):
+    """Input function of rules/corpus.smk: the files of one of ``shards`` shards of ``folder`` (listed
+    when the DAG is built; a clear error for a missing folder)."""
 
+    def sources(wildcards):
+        files = corpus_files(folder, extensions)
+        return [str(path) for path in shard_files(files, int(wildcards.shard), shards)]
 
-def corpus_shard_sources(wildcards):
-    """The files of one shard (listed when the DAG is built; a clear error for a missing folder)."""
-    files = corpus_files(CORPUS_FOLDER, CORPUS["extensions"])
-    return [str(path) for path in shard_files(files, int(wildcards.shard), CORPUS_SHARDS)]
+    return sources

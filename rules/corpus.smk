@@ -7,11 +7,26 @@
 # its id (cookproc.app.corpus.shard_of), so adding files reruns only the shards that receive them.
 # `snakemake corpus_all` builds the dataset (and the single-file export when corpus.single_file).
 
+# One job per shard of the corpus's files.
+CORPUS = config["corpus"]
+CORPUS_DIR = f"results/corpus/{CORPUS['name']}"
+CORPUS_SHARDS = CORPUS["shards"]
+# The corpus dataset: one hive-style partition per shard (cookproc.app.corpus.PARTITION_FILE), written
+# by the shard's job, and _metadata, the shards' footers and manifest, written by corpus_dataset.
+CORPUS_DATASET = f"{CORPUS_DIR}/procedures"
+CORPUS_SHARD_FILE = f"{CORPUS_DATASET}/shard={{shard}}/part-0.parquet"
+CORPUS_PARTITIONS = [f"{CORPUS_DATASET}/{PARTITION_FILE.format(shard=k)}" for k in range(CORPUS_SHARDS)]
+CORPUS_METADATA = f"{CORPUS_DATASET}/{METADATA_FILE}"
+# corpus.dir, or the upstream transcripts when it is null; those are checked first (like kiddon_train).
+CORPUS_FOLDER = CORPUS["dir"] or upstream("youcook2/transcript")
+CORPUS_VERIFIED = [] if CORPUS["dir"] else ["results/dataset/upstream-checksums.tsv"]
+
+
 
 rule corpus_shard:
     "Extract the procedures of one shard of the corpus's files (clips, key flags, tuples)."
     input:
-        sources=corpus_shard_sources,
+        sources=corpus_shard_sources(CORPUS_FOLDER, CORPUS["extensions"], CORPUS_SHARDS),
         lexicon=user_lexicon(),
         **USER_MODELS,
         verified=CORPUS_VERIFIED,

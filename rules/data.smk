@@ -52,7 +52,7 @@ rule clips:
         repairs=repairs_file(),
         verified="results/dataset/upstream-checksums.tsv",
     output:
-        "results/dataset/clips.parquet",
+        CLIPS,
     params:
         code=code_fingerprint("build_clips"),
     log:
@@ -66,7 +66,7 @@ rule clips:
 rule dataset_stats:
     "Dataset statistics (Table 2) and the most frequent verbs and arguments (Figure 3)."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
     output:
         table="results/table2.csv",
         verbs="results/figures/figure3_verbs.png",

@@ -6,7 +6,7 @@
 rule deploy_keyclip_selector:
     "Train the neural text key-clip selector on every benchmark recipe; save it with a model card."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         folds="results/keyclips/folds.parquet",
         # The same configuration's cross-validated run (Table 4's neural-text): the card's scores.
         crossval="results/keyclips/neural-text.parquet",
@@ -14,23 +14,24 @@ rule deploy_keyclip_selector:
         model=directory(DEPLOYED_SELECTOR),
     params:
         code=code_fingerprint("keyclips_deploy"),
-        finetune=KC_FINETUNE,
-        encoder_path=KC["text"]["path"],
-        encoder_name=KC["text"]["name"],
-        device=KC["device"],
-        deterministic=TORCH["deterministic"],
-        mixed_precision=TORCH["mixed_precision"],
-        compile=TORCH["compile"],
-        seed=KC_NEURAL["seeds"][0],
-        context_window=KC_NEURAL["context_window"],
-        layout_features=KC_NEURAL["layout_features"],
-        head_weight=KC_NEURAL["head_weight"],
-        selection=KC_NEURAL["selection"],
-        train=KC_NEURAL_PARAMS["train"],
+        # The settings of the cross-validated runs, taken from their rules (rules/keyclips.smk).
+        finetune=rules.keyclips_finetune.params.finetune,
+        encoder_path=rules.keyclips_finetune.params.encoder_path,
+        encoder_name=config["keyclips"]["text"]["name"],
+        device=rules.keyclips_finetune.params.device,
+        deterministic=rules.keyclips_finetune.params.deterministic,
+        mixed_precision=rules.keyclips_finetune.params.mixed_precision,
+        compile=rules.keyclips_finetune.params.compile,
+        seed=config["keyclips"]["neural"]["seeds"][0],
+        context_window=rules.keyclips_neural_text.params.context_window,
+        layout_features=rules.keyclips_neural_text.params.layout_features,
+        head_weight=config["keyclips"]["neural"]["head_weight"],
+        selection=rules.keyclips_neural_text.params.selection,
+        train=rules.keyclips_neural_text.params.train,
         bootstrap=config["tables"]["bootstrap"],
     threads: 2
     resources:
-        gpu=KC_GPUS,
+        gpu=gpus_for(config["keyclips"]["device"]),
         mem_mb=8000,
         runtime=60,
     log:
@@ -46,13 +47,15 @@ rule deploy_keyclip_selector:
 rule deploy_tuple_extractor:
     "Save the text-only supervised tuple extractor of every benchmark recipe, with a model card."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         folds="results/keyclips/folds.parquet",
-        srl=SUP_SRL,
-        lexicon=SUP_LEXICON,
+        # The inputs of the cross-validated run (rule supervised_tuples_text, rules/supervised.smk).
+        srl=rules.supervised_tuples_text.input.srl,
+        lexicon=rules.supervised_tuples_text.input.lexicon,
         # The verb classifier's sentence vectors, when it reads them; the tagger, when it parses.
-        **({"vectors": TEXT_FEATURES} if SUP_TUPLE_SENTENCES else {}),
-        **({"tagger": "results/srl/model/tagger.pt"} if SUP["srl_backend"] == "tagger" else {}),
+        **({"vectors": rules.supervised_tuples_text.input.text}
+           if "text" in rules.supervised_tuples_text.input.keys() else {}),
+        **({"tagger": "results/srl/model/tagger.pt"} if config["supervised"]["srl_backend"] == "tagger" else {}),
         # The same configuration's cross-validated run (Table 5's supervised-text): the card's scores.
         crossval="results/tuples/supervised-text.parquet",
         # Its library reaches WordNet (verb lemmas, when the extractor runs): the job's resources say so.
@@ -61,9 +64,9 @@ rule deploy_tuple_extractor:
         model=directory(DEPLOYED_TUPLES),
     params:
         code=code_fingerprint("tuples_deploy"),
-        settings=SUP["tuples"],
-        srl_backend=SUP["srl_backend"],
-        encoder={k: KC["text"][k] for k in ("name", "path", "pooling", "max_length", "batch_size")},
+        settings=rules.supervised_tuples_text.params.model,
+        srl_backend=config["supervised"]["srl_backend"],
+        encoder={k: config["keyclips"]["text"][k] for k in ("name", "path", "pooling", "max_length", "batch_size")},
         bootstrap=config["tables"]["bootstrap"],
     threads: 1
     resources:

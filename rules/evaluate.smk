@@ -41,7 +41,7 @@ check_resamples(config["tables"]["bootstrap"]["resamples"], len(SIGNIFICANCE_FAM
 rule table4:
     "Score every key-clip system (Table 4: Acc/P/R/F1, mean ± sd over seeds, threshold rule, AUC-ROC, AP)."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         systems=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),
         seed_runs=[path for system in SEED_RUN_SYSTEMS for path in SEED_RUN_FILES[system]],
         infos=[path for _, path in RUN_INFOS],
@@ -67,7 +67,7 @@ rule table4:
 rule table5:
     "Score every tuple system on oracle and predicted key clips (Table 5)."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         tuples=expand("results/tuples/{system}.parquet", system=tuple_systems()),
         keyclips=expand("results/keyclips/{system}.parquet", system=config["tables"]["predicted_keyclips"]),
     output:
@@ -97,7 +97,7 @@ rule table5:
 rule confidence_intervals:
     "Paired bootstrap intervals of every Table 4/5 cell and the significance of the declared comparisons."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         clip_scores="results/scores/table5_clips.parquet",
         keyclips=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),
         seed_runs=[path for system in SEED_RUN_SYSTEMS for path in SEED_RUN_FILES[system]],

@@ -2,6 +2,10 @@
 # cross-validation: the paper's neural model (text / visual / full) and a TF-IDF baseline, plus the
 # sentence embeddings they read.
 
+KC = config["keyclips"]
+KC_NEURAL = KC["neural"]
+# Rules that can use an accelerator ask for one only when the configured device is not the CPU.
+KC_GPUS = gpus_for(KC["device"])
 KC_VISUAL = {"tsm": KC["tsm_aligned"], "frames": KC["frame_features"]}[KC["visual_source"]]
 KC_NEURAL_PARAMS = dict(
     visual_source=KC["visual_source"],
@@ -14,26 +18,25 @@ KC_NEURAL_PARAMS = dict(
 # Variants that read sentences read either the frozen sentence vectors or, with fine-tuning (layers
 # > 0), the per-fold tuned vectors of rule keyclips_finetune, one file per seed: changing the net's
 # settings never fine-tunes again, and text and full share one fine-tuning per seed.
-KC_SENTENCE_INPUT = (dict(tuned=f"{TUNED_TEXT}.parquet") if KC_FINETUNE["layers"] > 0
+KC_SENTENCE_INPUT = (dict(tuned=f"{TUNED_TEXT}.parquet") if KC_NEURAL["finetune"]["layers"] > 0
                      else dict(text=TEXT_FEATURES))
 # Nested selection (keyclips.neural.selection); the visual variant reads no sentences and takes only
 # the threshold rule's candidates, so candidates of sentence settings never rerun it.
 KC_VISUAL_SELECTION = dict(objective=KC_NEURAL["selection"]["objective"],
                            candidates={k: v for k, v in KC_NEURAL["selection"]["candidates"].items()
                                        if k == "threshold_metric"})
-KC_SENTENCE_PARAMS = dict(head_weight=KC_NEURAL["head_weight"] if KC_FINETUNE["layers"] > 0 else 0.0,
+KC_SENTENCE_PARAMS = dict(head_weight=KC_NEURAL["head_weight"] if KC_NEURAL["finetune"]["layers"] > 0 else 0.0,
                           selection=KC_NEURAL["selection"])
 
 
 wildcard_constraints:
-    variant="text|visual|full",
     seed=r"\d+",
 
 
 rule text_features:
     "Sentence embeddings of every benchmark clip with the frozen sentence encoder."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
     output:
         features=TEXT_FEATURES,
     params:
@@ -66,7 +69,7 @@ KC_FAMILY_FOLDS = KC["folds"]["grouping"] == "family"
 rule keyclips_folds:
     "Leave-recipes-out folds and inner-validation recipes shared by every learned selector."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         **({"families": repo_path(KC["folds"]["families"])} if KC_FAMILY_FOLDS else {}),
     output:
         folds="results/keyclips/folds.parquet",
@@ -88,14 +91,14 @@ rule keyclips_folds:
 rule keyclips_finetune:
     "Fine-tune the sentence encoder per fold on its training recipes; tuned vectors and head scores."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         folds="results/keyclips/folds.parquet",
     output:
         vectors=f"{TUNED_TEXT}.parquet",
         info=f"{TUNED_TEXT}.json",
     params:
         code=code_fingerprint("keyclips_finetune"),
-        finetune=KC_FINETUNE,
+        finetune=KC_NEURAL["finetune"],
         encoder_path=KC["text"]["path"],
         device=KC["device"],
         deterministic=TORCH["deterministic"],
@@ -119,7 +122,7 @@ rule keyclips_finetune:
 rule keyclips_neural_visual:
     "The paper's neural key-clip selector on visual features only, out-of-fold."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         folds="results/keyclips/folds.parquet",
         visual=KC_VISUAL,
     output:
@@ -150,7 +153,7 @@ rule keyclips_neural_visual:
 # merges params into the visual rule's, so these never rerun the visual variant).
 use rule keyclips_neural_visual as keyclips_neural_full with:
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         folds="results/keyclips/folds.parquet",
         **KC_SENTENCE_INPUT,
         visual=KC_VISUAL,
@@ -169,7 +172,7 @@ use rule keyclips_neural_visual as keyclips_neural_full with:
 
 use rule keyclips_neural_full as keyclips_neural_text with:
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         folds="results/keyclips/folds.parquet",
         **KC_SENTENCE_INPUT,
     output:
@@ -192,6 +195,8 @@ rule keyclips_neural:
         keyclips=f"results/keyclips/seeds/neural-{{variant}}.seed{KC_NEURAL['seeds'][0]}.parquet",
     output:
         keyclips="results/keyclips/neural-{variant}.parquet",
+    wildcard_constraints:
+        variant="text|visual|full",
     params:
         code=code_fingerprint("keyclips_first_seed"),
     log:
@@ -205,7 +210,7 @@ rule keyclips_neural:
 rule keyclips_tfidf:
     "TF-IDF + logistic-regression key-clip baseline, out-of-fold."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         folds="results/keyclips/folds.parquet",
     output:
         keyclips="results/keyclips/tfidf-lr.parquet",
@@ -230,7 +235,7 @@ rule keyclips_tfidf:
 rule keyclips_seed_summary:
     "Mean and spread of the neural selectors' scores over seeds."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         runs=expand("results/keyclips/seeds/neural-{variant}.seed{seed}.parquet",
                     variant=["text", "visual", "full"], seed=KC_NEURAL["seeds"]) + ["results/keyclips/tfidf-lr.parquet"],
     output:

@@ -42,7 +42,7 @@ rule kiddon_segment:
     "Segment the benchmark transcripts with the Kiddon model into key clips and tuples."
     input:
         model="results/kiddon/model.json",
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         wordnet=config["resources"]["nltk_data"],
     output:
         frames="results/kiddon/frames.parquet",

@@ -21,7 +21,7 @@ REPORT_TARGETS = [
     # The procedures of the user's files present in user.dir, and the corpus's summary once the
     # corpus was built (its target is never built just for the report: hours on the full corpus).
     *expand("results/report/procedures/{name}.html", name=user_names()),
-    *([f"results/report/corpus/{CORPUS['name']}.html"] if os.path.exists(CORPUS_METADATA) else []),
+    *([f"results/report/corpus/{config['corpus']['name']}.html"] if os.path.exists(rules.corpus_dataset.output.metadata) else []),
     # Bad files of the user-systems folder are not skipped silently: a job fails listing them.
     *USER_SYSTEMS_CHECK,
 ]
@@ -74,7 +74,7 @@ rule report_figure3:
 rule report_per_recipe:
     "Per-recipe scores of every system for the report."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         keyclips=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),
         tuples=expand("results/tuples/{system}.parquet", system=tuple_systems()),
     output:
@@ -103,7 +103,7 @@ rule report_per_recipe:
 rule report_errors_keyclips:
     "Example key-clip errors of each system for the report."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         system="results/keyclips/{system}.parquet",
     output:
         report("results/report/errors/keyclips/{system}.html", caption=report_caption("errors_keyclips"),
@@ -124,7 +124,7 @@ rule report_errors_keyclips:
 rule report_errors_tuples:
     "Example tuple errors of each system for the report."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         system="results/tuples/{system}.parquet",
     output:
         report("results/report/errors/tuples/{system}.html", caption=report_caption("errors_tuples"),
@@ -162,19 +162,19 @@ rule report_procedure:
 rule report_corpus:
     "Summary of a corpus's procedures (steps per video, frequent verbs and arguments) as a report page."
     input:
-        dataset=CORPUS_METADATA,
-        partitions=CORPUS_PARTITIONS,
+        dataset=rules.corpus_dataset.output.metadata,
+        partitions=rules.corpus_dataset.input.partitions,
     output:
-        report(f"results/report/corpus/{CORPUS['name']}.html", caption=report_caption("corpus"),
-               category="Corpus", labels={"corpus": CORPUS["name"]}),
+        report(f"results/report/corpus/{config['corpus']['name']}.html", caption=report_caption("corpus"),
+               category="Corpus", labels={"corpus": config["corpus"]["name"]}),
     params:
         code=code_fingerprint("report_corpus"),
-        corpus=CORPUS["name"],
+        corpus=config["corpus"]["name"],
         top=REPORT["corpus_top"],
     log:
-        f"logs/report/report_corpus/{CORPUS['name']}.log",
+        f"logs/report/report_corpus/{config['corpus']['name']}.log",
     benchmark:
-        f"benchmarks/report/report_corpus/{CORPUS['name']}.tsv"
+        f"benchmarks/report/report_corpus/{config['corpus']['name']}.tsv"
     conda:
         "../envs/cpu.yaml"
     script:

@@ -3,9 +3,11 @@
 # sentence per backend, and the paper's SRL baselines (w/ and w/o heuristics) from each parse.
 # The cooking lexicon rebuilt the paper's way lives here too.
 
+from cookproc.srl.settings import TaggerTrainConfig
+
 SRL = config["srl"]
 # A GPU is asked for only when the tagger is configured to use one.
-SRL_GPUS = 0 if SRL["device"] == "cpu" else 1
+SRL_GPUS = gpus_for(SRL["device"])
 SRL_LEXICON = upstream(SRL["upstream_lexicon"]) if SRL["lexicon"] == "upstream" else "results/lexicon/rebuilt.lst"
 
 
@@ -42,20 +44,11 @@ rule train_srl:
         history="results/srl/model/training.json",
     params:
         code=code_fingerprint("srl_train"),
-        encoder=SRL["encoder"],
-        epochs=SRL["epochs"],
-        average_checkpoints=SRL["average_checkpoints"],
-        ensemble=SRL["ensemble"],
-        batch_size=SRL["batch_size"],
-        learning_rate=SRL["learning_rate"],
-        hidden=SRL["hidden"],
-        projection=SRL["projection"],
-        dropout=SRL["dropout"],
-        max_train_words=SRL["max_train_words"],
-        seed=SRL["seed"],
+        # The keys of section srl that the training settings have (cookproc.srl.settings), as they are;
+        # the device apart, as every GPU rule's (tests/test_slurm_profile.py).
+        train=settings_of(TaggerTrainConfig, SRL, without=("device",)),
         device=SRL["device"],
         deterministic=TORCH["deterministic"],
-        predicate_tags=SRL["predicate_tags"],
     threads: 2
     resources:
         gpu=SRL_GPUS,
@@ -74,7 +67,7 @@ rule train_srl:
 rule srl_parse_tagger:
     "Label every benchmark sentence with the trained SRL tagger."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         model="results/srl/model/tagger.pt",
         wordnet=config["resources"]["nltk_data"],
     output:
@@ -103,7 +96,7 @@ rule srl_parse_tagger:
 rule srl_parse_spacy:
     "Label every benchmark sentence with the spaCy dependency-based SRL."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         wordnet=config["resources"]["nltk_data"],
     output:
         frames="results/srl/spacy.parquet",
@@ -126,7 +119,7 @@ rule srl_parse_spacy:
 rule srl_import_allennlp:
     "Import AllenNLP SRL predictor output produced elsewhere."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         json=SRL["allennlp_json"],
         wordnet=config["resources"]["nltk_data"],
     output:
@@ -149,7 +142,7 @@ rule srl_systems_noheur:
     "SRL without the paper's heuristics: key clips and tuples per backend."
     input:
         frames="results/srl/{srl_backend}.parquet",
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         wordnet=config["resources"]["nltk_data"],
     output:
         keyclips="results/keyclips/srl-noheur-{srl_backend}.parquet",
@@ -171,7 +164,7 @@ rule srl_systems_heur:
     "SRL with the paper's heuristics: key clips and tuples per backend."
     input:
         frames="results/srl/{srl_backend}.parquet",
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         lexicon=SRL_LEXICON,
         wordnet=config["resources"]["nltk_data"],
     output:
@@ -195,7 +188,7 @@ rule srl_systems_heurlex:
     # SRL w/ heuristics with the rebuilt lexicon: the lexicon's effect on Tables 4 and 5.
     input:
         frames="results/srl/{srl_backend}.parquet",
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         lexicon="results/lexicon/rebuilt.lst",
         wordnet=config["resources"]["nltk_data"],
     output:
@@ -236,7 +229,7 @@ rule lexicon_rebuild:
     "Rebuild the cooking lexicon from the captions of the non-benchmark videos."
     input:
         captions=files_in(upstream("youcook2/split")),
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         upstream_lexicon=upstream(SRL["upstream_lexicon"]),
         wordnet=config["resources"]["nltk_data"],
     output:

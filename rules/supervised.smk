@@ -6,10 +6,10 @@ SUP_SRL = f"results/srl/{SUP['srl_backend']}.parquet"
 SUP_LEXICON = upstream(config["srl"]["upstream_lexicon"])
 # Sentence vectors of the key-clip classifier: the per-fold fine-tuned ones of the first neural
 # seed (rule keyclips_finetune) or the frozen ones.
-if SUP["keyclips"]["tuned_vectors"] and KC_FINETUNE["layers"] < 1:
+if SUP["keyclips"]["tuned_vectors"] and rules.keyclips_finetune.params.finetune["layers"] < 1:
     raise ValueError("supervised.keyclips.tuned_vectors needs keyclips.neural.finetune.layers >= 1 "
                      "(or set tuned_vectors: false for the frozen sentence vectors)")
-SUP_SENTENCES = (dict(tuned=f"{TUNED_TEXT}.parquet".format(seed=KC_NEURAL["seeds"][0]))
+SUP_SENTENCES = (dict(tuned=f"{TUNED_TEXT}.parquet".format(seed=config["keyclips"]["neural"]["seeds"][0]))
                  if SUP["keyclips"]["tuned_vectors"] else dict(text=TEXT_FEATURES))
 # A larger encoder fine-tuned per fold (rule supervised_finetune) whose head joins the classifier's
 # score; layers 0: the logistic regression alone.
@@ -32,9 +32,9 @@ use rule keyclips_finetune as supervised_finetune with:
     params:
         finetune=SUP_ENCODER["finetune"],
         encoder_path=SUP_ENCODER["path"],
-        device=KC["device"],
+        device=rules.keyclips_finetune.params.device,
     resources:
-        gpu=KC_GPUS,
+        gpu=gpus_for(config["keyclips"]["device"]),
         mem_mb=14000,
         runtime=150,
     log:
@@ -46,7 +46,7 @@ use rule keyclips_finetune as supervised_finetune with:
 rule supervised_keyclips:
     "Supervised key-clip classifier (logistic regression blended with the tuned encoder's head), out-of-fold."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         folds="results/keyclips/folds.parquet",
         **SUP_SENTENCES,
         **SUP_HEADS,
@@ -79,7 +79,7 @@ rule supervised_keyclips:
 rule supervised_tuples:
     "Supervised verb and argument extraction from SRL candidates, out-of-fold."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         folds="results/keyclips/folds.parquet",
         srl=SUP_SRL,
         lexicon=SUP_LEXICON,
@@ -111,7 +111,7 @@ rule supervised_tuples:
 # can use. Table 5's row `supervised-text`.
 use rule supervised_tuples as supervised_tuples_text with:
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         folds="results/keyclips/folds.parquet",
         srl=SUP_SRL,
         lexicon=SUP_LEXICON,
@@ -135,7 +135,7 @@ use rule supervised_tuples as supervised_tuples_text with:
 rule supervised_evaluate:
     "Error analysis of the supervised systems against the baselines."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         keyclips=["results/keyclips/supervised.parquet", "results/keyclips/upstream-neural.parquet",
                   "results/keyclips/upstream-srl-heur.parquet"],
         tuples=["results/tuples/supervised.parquet", "results/tuples/upstream-srl-heur.parquet"],

@@ -5,7 +5,7 @@ rule import_upstream_neural:
     "Import upstream's neural key-clip predictions."
     input:
         tsv=upstream("youcook2/reviewed_0812.attach_key_sent_selection.tsv"),
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
     output:
         "results/keyclips/upstream-neural.parquet",
     params:
@@ -22,7 +22,7 @@ rule import_upstream_srl:
     "Import upstream's SRL-with-heuristics key clips and tuples."
     input:
         json=upstream("youcook2/srl_pred.json"),
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
     output:
         keyclips="results/keyclips/upstream-srl-heur.parquet",
         tuples="results/tuples/upstream-srl-heur.parquet",
@@ -40,7 +40,7 @@ rule import_user_keyclips:
     "Import a user-supplied key-clip system from data/systems."
     input:
         system=user_keyclips_files,
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
     output:
         "results/keyclips/user-{user}.parquet",
     params:
@@ -59,7 +59,7 @@ rule import_user_tuples:
     "Import a user-supplied tuple system from data/systems."
     input:
         system=user_tuples_files,
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
     output:
         "results/tuples/user-{user}.parquet",
     params:

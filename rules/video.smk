@@ -7,16 +7,17 @@
 VISUAL_KINDS = {"visual": "visual", "naive": "fusion-naive", "oracle": "fusion-oracle"}
 
 
+VISUAL = config["visual"]
+
 wildcard_constraints:
     video_id=r"[A-Za-z0-9_-]+",
     source=r"upstream|tsm",
-    variant=r"paper|corrected",
 
 
 checkpoint video_list:
     "List the local videos that the video rules will process."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
     output:
         "results/visual/videos.txt",
     params:
@@ -33,7 +34,7 @@ checkpoint video_list:
 rule video_frame_features:
     "ResNet-50 frame features of one local video."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         video=local_video,
         checkpoint=configured_file(VISUAL["resnet"]["checkpoint"]),
     output:
@@ -166,7 +167,7 @@ rule video_import_upstream_tsm:
 rule video_align:
     "Align TSM segments to benchmark clips."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         segments="results/visual/tsm/{source}.parquet",
     output:
         "results/visual/aligned/{source}.parquet",
@@ -185,7 +186,7 @@ rule video_align:
 rule video_align_paper:
     "Align TSM segments to clips with upstream's timestamp parsing."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         segments="results/visual/tsm/{source}.parquet",
         csv=upstream("youcook2/reviewed_0812.csv"),
     output:
@@ -204,7 +205,7 @@ rule video_align_paper:
 rule video_tuples_paper:
     "Visual-only and fusion tuples by upstream's procedure."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         aligned="results/visual/aligned/{source}.paper.parquet",
         utterance=f"results/tuples/{VISUAL['utterance_system']}.parquet",
         verb_classes=upstream("youcook2/EPIC_verb_classes.csv"),
@@ -231,7 +232,7 @@ rule video_tuples_paper:
 rule video_tuples_corrected:
     "Visual-only and fusion tuples by the corrected procedure."
     input:
-        clips="results/dataset/clips.parquet",
+        clips=CLIPS,
         aligned="results/visual/aligned/{source}.parquet",
         utterance=f"results/tuples/{VISUAL['utterance_system']}.parquet",
         verb_classes=upstream("youcook2/EPIC_verb_classes.csv"),

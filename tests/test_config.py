@@ -316,3 +316,32 @@ def test_config_files_can_be_checked_before_a_run(tmp_path, capsys):
     assert out == f"{REPO / 'presets' / 'paper.yaml'}: a valid workflow config\n"
     assert err == (f"{bad}, line 3: config key keyclips.folds.k: expected integer, got the string 'abc'\n"
                    f"{tmp_path / 'nope.yaml'}: config file not found\n")
+
+
+# Stage settings dataclasses built from a config section (the rule passes the section's keys, the
+# script calls Settings(**params.<name>)): a default that a field keeps for callers without a config
+# must be the schema's, so that a value never depends on the route it took.
+STAGE_SETTINGS = [
+    ("cookproc.srl.settings", "TaggerTrainConfig", ("srl",)),
+    ("cookproc.keyclips.finetune", "FinetuneConfig", ("keyclips", "neural", "finetune")),
+    ("cookproc.keyclips.finetune", "FinetuneConfig", ("supervised", "keyclips", "encoder", "finetune")),
+]
+
+
+@pytest.mark.parametrize("module, name, keys", STAGE_SETTINGS, ids=lambda v: ".".join(v) if isinstance(v, tuple) else v)
+def test_stage_settings_defaults_are_the_schemas(module, name, keys):
+    import dataclasses
+    import importlib
+
+    settings = getattr(importlib.import_module(module), name)
+    section = validate_config({})
+    for key in keys:
+        section = section[key]
+    shared = [field for field in dataclasses.fields(settings) if field.name in section]
+    assert shared, f"{name} has no field of config section {'.'.join(keys)}"
+    for field in shared:
+        if field.default is dataclasses.MISSING:
+            continue  # no default: the config's value always
+        default = list(field.default) if isinstance(field.default, tuple) else field.default
+        assert default == section[field.name], (f"{name}.{field.name} defaults to {field.default!r}, the schema "
+                                                f"of {'.'.join(keys)} to {section[field.name]!r}")

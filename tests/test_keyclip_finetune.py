@@ -298,7 +298,7 @@ def test_cpu_fine_tuning_gives_the_weights_and_losses_of_the_per_step_path(bert,
 
 def test_mixed_precision_is_for_cuda_only_and_names_its_settings(bert):
     with pytest.raises(ValueError, match="mixed_precision must be one of"):
-        FinetuneConfig(mixed_precision="fp8")
+        FinetuneConfig(layers=1, mixed_precision="fp8")
     sentences, labels = _sentences(20)
     bottom = load_bottom(bert, sentences, 1)
     with pytest.raises(ValueError, match="mixed_precision bf16 needs a cuda device, got cpu"):

