@@ -20,7 +20,12 @@ WORKFLOW_PYTHON_DIR = os.path.join(workflow.basedir, "workflow")
 if WORKFLOW_PYTHON_DIR not in sys.path:
     sys.path.insert(0, WORKFLOW_PYTHON_DIR)
 
-from cookproc.core.config_schema import ConfigError, error_source, optional_path, validate_config  # noqa: E402 (needs the path above)
+from cookproc.core.config_schema import (
+    ConfigError,
+    error_source,
+    optional_path,
+    validate_config,
+)  # noqa: E402 (needs the path above)
 from snakemake.exceptions import WorkflowError  # noqa: E402
 from cookproc.core.deps import STORE as WORKFLOW_STORE  # noqa: E402
 from cookproc.app.corpus import METADATA_FILE, PARTITION_FILE, corpus_files, shard_files  # noqa: E402
@@ -29,7 +34,6 @@ from cookproc.data.upstream import FILES as UPSTREAM_FILES, FOLDERS as UPSTREAM_
 from cookproc.evaluation.systems import USER_NAME as USER_SYSTEM_NAME, scan_user_systems  # noqa: E402
 from snakemake.logging import logger  # noqa: E402
 from cookproc.video.frames import VideoError, find_video  # noqa: E402
-
 
 # Parsed syntax trees (code fingerprints) and validated configs are kept by content between runs
 # (and cluster jobs): reading the workflow again only redoes what changed. A cache, never an
@@ -41,8 +45,11 @@ WORKFLOW_STORE.use_file(os.path.join(".snakemake", "cookproc", "store.json"))
 try:
     validate_config(config, store=WORKFLOW_STORE)
 except ConfigError as error:
-    source = error_source(error, ["config.yaml", *map(os.path.relpath, workflow.config_settings.configfiles)],
-                          dict(workflow.config_settings.config))
+    source = error_source(
+        error,
+        ["config.yaml", *map(os.path.relpath, workflow.config_settings.configfiles)],
+        dict(workflow.config_settings.config),
+    )
     raise WorkflowError(f"{source}: {error}" if source else str(error)) from None
 
 # Files of the workflow itself are addressed from its own folder, so that it can run with any
@@ -75,15 +82,17 @@ def code_fingerprint(script):
     return fingerprint(os.path.join(REPO_DIR, "workflow", "scripts", f"{script}.py"), LIB, REPO_DIR)
 
 
-
 def settings_of(settings_class, section, without=()):
     """The keys of a config section that a stage's settings dataclass has, as one param: the rule
     passes them whole (a change to another key of the section reruns nothing) and the script builds
     ``settings_class(**params.<name>)``; their defaults live in the schema only."""
     from dataclasses import fields
 
-    return {field.name: section[field.name] for field in fields(settings_class)
-            if field.name in section and field.name not in without}
+    return {
+        field.name: section[field.name]
+        for field in fields(settings_class)
+        if field.name in section and field.name not in without
+    }
 
 
 def repo_path(path):
@@ -116,7 +125,7 @@ def folder_of(key, folder):
     """The data folder whose files_in() are input ``key``, read off that input when the job runs (not
     a hard-coded path: Snakemake may relocate inputs, e.g. without a shared file system)."""
     first = files_in(folder)[0]
-    suffix = first[len(folder):]  # "" when the folder itself is the input (still to be downloaded)
+    suffix = first[len(folder) :]  # "" when the folder itself is the input (still to be downloaded)
     return lambda wildcards, input: os.path.normpath(input[key][0][: len(input[key][0]) - len(suffix)])
 
 
@@ -162,8 +171,9 @@ def tuple_systems():
 
 # Systems on the trained SRL tagger (srl-heur-tagger, ...) among the configured ones: then the
 # default target also builds the tagger's agreement with upstream's SRL and its EWT corpus report.
-TAGGER_IN_TABLES = any(name.startswith("srl-") and name.endswith("-tagger")
-                       for name in keyclip_systems() + tuple_systems())
+TAGGER_IN_TABLES = any(
+    name.startswith("srl-") and name.endswith("-tagger") for name in keyclip_systems() + tuple_systems()
+)
 
 
 def user_keyclips_files(wildcards):
@@ -197,8 +207,9 @@ def local_video(wildcards):
     """The video file of one job, or nothing: a missing video then fails (or is skipped) inside the
     job with a clear message instead of stopping the whole DAG."""
     try:
-        return [str(find_video(config["visual"]["videos_dir"], wildcards.video_id,
-                               config["visual"]["video_extensions"]))]
+        return [
+            str(find_video(config["visual"]["videos_dir"], wildcards.video_id, config["visual"]["video_extensions"]))
+        ]
     except VideoError:
         return []
 
@@ -230,14 +241,18 @@ USER_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 def user_subtitles(wildcards):
     """The one subtitle / transcript file of ``name`` (a clear error when there is none or several)."""
     if not re.fullmatch(USER_NAME, wildcards.name):
-        raise ValueError(f"procedures for {wildcards.name!r}: a name must match {USER_NAME} (a letter or "
-                         "digit, then letters, digits, '_', '.' or '-'); rename the file in "
-                         f"{USER['dir']} and ask for results/procedures/<name>.json")
+        raise ValueError(
+            f"procedures for {wildcards.name!r}: a name must match {USER_NAME} (a letter or "
+            "digit, then letters, digits, '_', '.' or '-'); rename the file in "
+            f"{USER['dir']} and ask for results/procedures/<name>.json"
+        )
     candidates = [os.path.join(USER["dir"], f"{wildcards.name}.{ext}") for ext in SUBTITLE_EXTENSIONS]
     found = [path for path in candidates if os.path.exists(path)]
     if len(found) != 1:
-        raise ValueError(f"procedures for {wildcards.name!r}: expected exactly one subtitle or transcript "
-                         f"file of {', '.join(candidates)}; found {found or 'none'}")
+        raise ValueError(
+            f"procedures for {wildcards.name!r}: expected exactly one subtitle or transcript "
+            f"file of {', '.join(candidates)}; found {found or 'none'}"
+        )
     return found[0]
 
 
@@ -247,7 +262,7 @@ def user_names():
     names = set()
     for ext in SUBTITLE_EXTENSIONS:
         for path in glob.glob(os.path.join(glob.escape(USER["dir"]), f"*.{ext}")):
-            name = os.path.basename(path)[:-len(ext) - 1]
+            name = os.path.basename(path)[: -len(ext) - 1]
             if re.fullmatch(USER_NAME, name):
                 names.add(name)
     return sorted(names)
@@ -269,10 +284,24 @@ def user_lexicon():
 # How a file becomes a procedure (cookproc.app.procedures.ProcedureSettings): params of rule
 # user_procedures and of the corpus shards alike, and the model files those settings read.
 # The key-clip selector reaches the scripts as an input only (input.keyclip_model).
-USER_SETTINGS = {key: USER[key] for key in ("segmentation", "max_clip_s", "drop_sound_tags", "extractor",
-                                            "srl_backend", "tagger_model", "device", "lowercase",
-                                            "rolling_captions", "max_sentence_chars", "long_sentences",
-                                            "language", "other_language")}
+USER_SETTINGS = {
+    key: USER[key]
+    for key in (
+        "segmentation",
+        "max_clip_s",
+        "drop_sound_tags",
+        "extractor",
+        "srl_backend",
+        "tagger_model",
+        "device",
+        "lowercase",
+        "rolling_captions",
+        "max_sentence_chars",
+        "long_sentences",
+        "language",
+        "other_language",
+    )
+}
 # The user and corpus rules run the deployed selector and the tagger on user.device.
 USER_GPUS = 0 if USER["device"] == "cpu" else 1
 USER_MODELS = dict(

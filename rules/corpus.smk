@@ -22,25 +22,25 @@ CORPUS_FOLDER = CORPUS["dir"] or upstream("youcook2/transcript")
 CORPUS_VERIFIED = [] if CORPUS["dir"] else ["results/dataset/upstream-checksums.tsv"]
 
 
-
 rule corpus_shard:
     "Extract the procedures of one shard of the corpus's files (clips, key flags, tuples)."
     input:
+        **USER_MODELS,
         sources=corpus_shard_sources(CORPUS_FOLDER, CORPUS["extensions"], CORPUS_SHARDS),
         lexicon=user_lexicon(),
-        **USER_MODELS,
         verified=CORPUS_VERIFIED,
         wordnet=config["resources"]["nltk_data"],
     output:
         clips=CORPUS_SHARD_FILE,
+    log:
+        f"logs/corpus/corpus_shard/{CORPUS['name']}/{{shard}}-of-{CORPUS_SHARDS}.log",
+    benchmark:
+        f"benchmarks/corpus/corpus_shard/{CORPUS['name']}/{{shard}}-of-{CORPUS_SHARDS}.tsv"
     wildcard_constraints:
         # Five digits or more (cookproc.app.corpus.PARTITION_FILE; a {5,} would read as a wildcard).
         shard=r"\d\d\d\d\d+",
-    params:
-        code=code_fingerprint("corpus_shard"),
-        shards=CORPUS_SHARDS,
-        **USER_SETTINGS,
-        deterministic=TORCH["deterministic"],
+    conda:
+        "../envs/torch.yaml"
     # One core a shard: scale out with corpus.shards. torch, BLAS and the boosting's OpenMP are held
     # to this (cookproc.core.threads); they would otherwise each start a thread per core.
     threads: 1
@@ -49,12 +49,11 @@ rule corpus_shard:
         gpu=USER_GPUS,
         mem_mb=4000,
         runtime=60,
-    log:
-        f"logs/corpus/corpus_shard/{CORPUS['name']}/{{shard}}-of-{CORPUS_SHARDS}.log",
-    benchmark:
-        f"benchmarks/corpus/corpus_shard/{CORPUS['name']}/{{shard}}-of-{CORPUS_SHARDS}.tsv"
-    conda:
-        "../envs/torch.yaml"
+    params:
+        **USER_SETTINGS,
+        code=code_fingerprint("corpus_shard"),
+        shards=CORPUS_SHARDS,
+        deterministic=TORCH["deterministic"],
     script:
         "../workflow/scripts/corpus_shard.py"
 
@@ -65,16 +64,16 @@ rule corpus_dataset:
         partitions=CORPUS_PARTITIONS,
     output:
         metadata=CORPUS_METADATA,
-    params:
-        code=code_fingerprint("corpus_dataset"),
-        shards=CORPUS_SHARDS,
-        damaged=f"{CORPUS_DIR}/damaged",
     log:
         f"logs/corpus/corpus_dataset/{CORPUS['name']}.log",
     benchmark:
         f"benchmarks/corpus/corpus_dataset/{CORPUS['name']}.tsv"
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("corpus_dataset"),
+        shards=CORPUS_SHARDS,
+        damaged=f"{CORPUS_DIR}/damaged",
     script:
         "../workflow/scripts/corpus_dataset.py"
 
@@ -86,14 +85,14 @@ rule corpus_export:
         partitions=CORPUS_PARTITIONS,
     output:
         clips=f"{CORPUS_DIR}/procedures.parquet",
-    params:
-        code=code_fingerprint("corpus_export"),
     log:
         f"logs/corpus/corpus_export/{CORPUS['name']}.log",
     benchmark:
         f"benchmarks/corpus/corpus_export/{CORPUS['name']}.tsv"
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("corpus_export"),
     script:
         "../workflow/scripts/corpus_export.py"
 
@@ -105,14 +104,14 @@ rule corpus_markdown:
         partitions=CORPUS_PARTITIONS,
     output:
         markdown=directory(f"{CORPUS_DIR}/markdown"),
-    params:
-        code=code_fingerprint("corpus_markdown"),
     log:
         f"logs/corpus/corpus_markdown/{CORPUS['name']}.log",
     benchmark:
         f"benchmarks/corpus/corpus_markdown/{CORPUS['name']}.tsv"
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("corpus_markdown"),
     script:
         "../workflow/scripts/corpus_markdown.py"
 

@@ -11,15 +11,15 @@ if not os.path.exists(UPSTREAM):
         output:
             files=[upstream(f) for f in UPSTREAM_FILES],
             folders=[directory(upstream(f)) for f in UPSTREAM_FOLDERS],
+        log:
+            "logs/data/download_upstream.log",
+        conda:
+            "../envs/cpu.yaml"
         params:
             code=code_fingerprint("download_upstream"),
             archive_url=config["upstream"]["archive_url"].format(commit=config["upstream"]["commit"]),
             dest=upstream_download_root,
             checksums=UPSTREAM_CHECKSUMS,
-        log:
-            "logs/data/download_upstream.log",
-        conda:
-            "../envs/cpu.yaml"
         script:
             "../workflow/scripts/download_upstream.py"
 
@@ -32,14 +32,14 @@ rule verify_upstream:
         checksums=UPSTREAM_CHECKSUMS,
     output:
         "results/dataset/upstream-checksums.tsv",
-    params:
-        code=code_fingerprint("verify_upstream"),
-        root=upstream_root,
-        verify_checksums=config["upstream"]["verify_checksums"],
     log:
         "logs/data/verify_upstream.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("verify_upstream"),
+        root=upstream_root,
+        verify_checksums=config["upstream"]["verify_checksums"],
     script:
         "../workflow/scripts/verify_upstream.py"
 
@@ -53,12 +53,12 @@ rule clips:
         verified="results/dataset/upstream-checksums.tsv",
     output:
         CLIPS,
-    params:
-        code=code_fingerprint("build_clips"),
     log:
         "logs/data/clips.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("build_clips"),
     script:
         "../workflow/scripts/build_clips.py"
 
@@ -71,12 +71,12 @@ rule dataset_stats:
         table="results/table2.csv",
         verbs="results/figures/figure3_verbs.png",
         arguments="results/figures/figure3_arguments.png",
-    params:
-        code=code_fingerprint("dataset_stats"),
-        figure3_top=config["tables"]["figure3_top"],
     log:
         "logs/data/dataset_stats.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("dataset_stats"),
+        figure3_top=config["tables"]["figure3_top"],
     script:
         "../workflow/scripts/dataset_stats.py"

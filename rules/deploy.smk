@@ -12,6 +12,17 @@ rule deploy_keyclip_selector:
         crossval="results/keyclips/neural-text.parquet",
     output:
         model=directory(DEPLOYED_SELECTOR),
+    log:
+        "logs/deploy/deploy_keyclip_selector.log",
+    benchmark:
+        "benchmarks/deploy/keyclip_selector.tsv"
+    conda:
+        "../envs/torch.yaml"
+    threads: 2
+    resources:
+        gpu=gpus_for(config["keyclips"]["device"]),
+        mem_mb=8000,
+        runtime=60,
     params:
         code=code_fingerprint("keyclips_deploy"),
         # The settings of the cross-validated runs, taken from their rules (rules/keyclips.smk).
@@ -29,17 +40,6 @@ rule deploy_keyclip_selector:
         selection=rules.keyclips_neural_text.params.selection,
         train=rules.keyclips_neural_text.params.train,
         bootstrap=config["tables"]["bootstrap"],
-    threads: 2
-    resources:
-        gpu=gpus_for(config["keyclips"]["device"]),
-        mem_mb=8000,
-        runtime=60,
-    log:
-        "logs/deploy/deploy_keyclip_selector.log",
-    benchmark:
-        "benchmarks/deploy/keyclip_selector.tsv"
-    conda:
-        "../envs/torch.yaml"
     script:
         "../workflow/scripts/keyclips_deploy.py"
 
@@ -47,36 +47,39 @@ rule deploy_keyclip_selector:
 rule deploy_tuple_extractor:
     "Save the text-only supervised tuple extractor of every benchmark recipe, with a model card."
     input:
+        **(
+            {"vectors": rules.supervised_tuples_text.input.text}
+            if "text" in rules.supervised_tuples_text.input.keys()
+            else {}
+        ),
+        **({"tagger": "results/srl/model/tagger.pt"} if config["supervised"]["srl_backend"] == "tagger" else {}),
+        # The same configuration's cross-validated run (Table 5's supervised-text): the card's scores.
         clips=CLIPS,
         folds="results/keyclips/folds.parquet",
         # The inputs of the cross-validated run (rule supervised_tuples_text, rules/supervised.smk).
         srl=rules.supervised_tuples_text.input.srl,
         lexicon=rules.supervised_tuples_text.input.lexicon,
         # The verb classifier's sentence vectors, when it reads them; the tagger, when it parses.
-        **({"vectors": rules.supervised_tuples_text.input.text}
-           if "text" in rules.supervised_tuples_text.input.keys() else {}),
-        **({"tagger": "results/srl/model/tagger.pt"} if config["supervised"]["srl_backend"] == "tagger" else {}),
-        # The same configuration's cross-validated run (Table 5's supervised-text): the card's scores.
         crossval="results/tuples/supervised-text.parquet",
         # Its library reaches WordNet (verb lemmas, when the extractor runs): the job's resources say so.
         wordnet=config["resources"]["nltk_data"],
     output:
         model=directory(DEPLOYED_TUPLES),
-    params:
-        code=code_fingerprint("tuples_deploy"),
-        settings=rules.supervised_tuples_text.params.model,
-        srl_backend=config["supervised"]["srl_backend"],
-        encoder={k: config["keyclips"]["text"][k] for k in ("name", "path", "pooling", "max_length", "batch_size")},
-        bootstrap=config["tables"]["bootstrap"],
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
     log:
         "logs/deploy/deploy_tuple_extractor.log",
     benchmark:
         "benchmarks/deploy/tuple_extractor.tsv"
     conda:
         "../envs/cpu.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        code=code_fingerprint("tuples_deploy"),
+        settings=rules.supervised_tuples_text.params.model,
+        srl_backend=config["supervised"]["srl_backend"],
+        encoder={k: config["keyclips"]["text"][k] for k in ("name", "path", "pooling", "max_length", "batch_size")},
+        bootstrap=config["tables"]["bootstrap"],
     script:
         "../workflow/scripts/tuples_deploy.py"

@@ -9,33 +9,50 @@ from cookproc.evaluation.tables import seeds_label, seeds_of
 # learned systems are trained with one seed, or are deterministic fits.
 EVAL_NEURAL_SEEDS = config["keyclips"]["neural"]["seeds"]
 SEED_RUN_SYSTEMS = [f"neural-{v}" for v in ("text", "visual", "full") if f"neural-{v}" in keyclip_systems()]
-SEED_RUN_FILES = {system: [f"results/keyclips/seeds/{system}.seed{s}.parquet" for s in EVAL_NEURAL_SEEDS]
-                  for system in SEED_RUN_SYSTEMS}
+SEED_RUN_FILES = {
+    system: [f"results/keyclips/seeds/{system}.seed{s}.parquet" for s in EVAL_NEURAL_SEEDS]
+    for system in SEED_RUN_SYSTEMS
+}
 KEYCLIP_SEEDS = {system: seeds_of(system, "keyclips", config, SEED_RUN_SYSTEMS) for system in keyclip_systems()}
 TUPLE_SEEDS = {system: seeds_of(system, "tuples", config, SEED_RUN_SYSTEMS) for system in tuple_systems()}
 # Table 5's predicted key clips are one file per source: a neural selector's is its first seed's.
-PREDICTED_KEYCLIP_SEEDS = {system: seeds_label(EVAL_NEURAL_SEEDS[:1]) if re.fullmatch(r"neural-(text|visual|full)", system)
-                           else seeds_of(system, "keyclips", config, SEED_RUN_SYSTEMS) for system in config["tables"]["predicted_keyclips"]}
+PREDICTED_KEYCLIP_SEEDS = {
+    system: (
+        seeds_label(EVAL_NEURAL_SEEDS[:1])
+        if re.fullmatch(r"neural-(text|visual|full)", system)
+        else seeds_of(system, "keyclips", config, SEED_RUN_SYSTEMS)
+    )
+    for system in config["tables"]["predicted_keyclips"]
+}
 
 # The rule that turned each scored system's scores into key decisions: the configured one, or, for
 # nested selection, each fold's choice read from the run's info file.
-THRESHOLD_RULES = {"tfidf-lr": config["keyclips"]["neural"]["threshold_metric"],
-                   **{system: config["keyclips"]["neural"]["threshold_metric"] for system in SEED_RUN_SYSTEMS},
-                   "supervised": config["supervised"]["keyclips"]["threshold_metric"]}
+THRESHOLD_RULES = {
+    "tfidf-lr": config["keyclips"]["neural"]["threshold_metric"],
+    **{system: config["keyclips"]["neural"]["threshold_metric"] for system in SEED_RUN_SYSTEMS},
+    "supervised": config["supervised"]["keyclips"]["threshold_metric"],
+}
 THRESHOLD_RULES = {system: rule for system, rule in THRESHOLD_RULES.items() if system in keyclip_systems()}
-RUN_INFOS = [(system, path.replace(".parquet", ".json")) for system in SEED_RUN_SYSTEMS
-             for path in SEED_RUN_FILES[system]]
+RUN_INFOS = [
+    (system, path.replace(".parquet", ".json")) for system in SEED_RUN_SYSTEMS for path in SEED_RUN_FILES[system]
+]
 if "supervised" in keyclip_systems():
     RUN_INFOS.append(("supervised", "results/supervised/keyclips.json"))
 
 # The family of significance tests, declared in config (tables.significance); the number of
 # resamples must let Holm's adjustment reach the level for it (checked before any job runs).
-SIGNIFICANCE_FAMILY = declared_family(config["tables"]["significance"], keyclip_systems=keyclip_systems(),
-                                      tuple_systems=tuple_systems(),
-                                      predicted_keyclips=config["tables"]["predicted_keyclips"],
-                                      masked=config["tables"]["masked"])
-check_resamples(config["tables"]["bootstrap"]["resamples"], len(SIGNIFICANCE_FAMILY),
-                1 - config["tables"]["bootstrap"]["confidence"])
+SIGNIFICANCE_FAMILY = declared_family(
+    config["tables"]["significance"],
+    keyclip_systems=keyclip_systems(),
+    tuple_systems=tuple_systems(),
+    predicted_keyclips=config["tables"]["predicted_keyclips"],
+    masked=config["tables"]["masked"],
+)
+check_resamples(
+    config["tables"]["bootstrap"]["resamples"],
+    len(SIGNIFICANCE_FAMILY),
+    1 - config["tables"]["bootstrap"]["confidence"],
+)
 
 
 rule table4:
@@ -49,6 +66,10 @@ rule table4:
         tidy="results/table4.csv",
         wide="results/table4_wide.csv",
         markdown="results/table4.md",
+    log:
+        "logs/evaluate/table4.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         code=code_fingerprint("table4"),
         systems=keyclip_systems(),
@@ -56,10 +77,6 @@ rule table4:
         info_systems=[system for system, _ in RUN_INFOS],
         threshold_rules=THRESHOLD_RULES,
         seeds=KEYCLIP_SEEDS,
-    log:
-        "logs/evaluate/table4.log",
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/table4.py"
 
@@ -76,6 +93,13 @@ rule table5:
         markdown="results/table5.md",
         clip_scores="results/scores/table5_clips.parquet",
         predicted_counting="results/table5_predicted_counting.csv",
+    log:
+        "logs/evaluate/table5.log",
+    benchmark:
+        "benchmarks/evaluate/table5.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    threads: 2
     params:
         code=code_fingerprint("table5"),
         systems=tuple_systems(),
@@ -83,13 +107,6 @@ rule table5:
         masked=config["tables"]["masked"],
         tuple_seeds=TUPLE_SEEDS,
         keyclip_seeds=PREDICTED_KEYCLIP_SEEDS,
-    threads: 2
-    log:
-        "logs/evaluate/table5.log",
-    benchmark:
-        "benchmarks/evaluate/table5.tsv"
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/table5.py"
 
@@ -105,6 +122,10 @@ rule confidence_intervals:
         table4="results/table4_ci.csv",
         table5="results/table5_ci.csv",
         significance="results/significance.csv",
+    log:
+        "logs/evaluate/confidence_intervals.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         code=code_fingerprint("confidence_intervals"),
         systems=keyclip_systems(),
@@ -114,9 +135,5 @@ rule confidence_intervals:
         tuple_seeds=TUPLE_SEEDS,
         family=SIGNIFICANCE_FAMILY,
         bootstrap=config["tables"]["bootstrap"],
-    log:
-        "logs/evaluate/confidence_intervals.log",
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/confidence_intervals.py"

@@ -12,21 +12,39 @@ KC_NEURAL_PARAMS = dict(
     max_set=KC["max_set"],
     context_window=KC_NEURAL["context_window"],
     layout_features=KC_NEURAL["layout_features"],
-    train={k: KC_NEURAL[k] for k in ("dim", "hidden", "dropout", "lr", "weight_decay", "batch_size", "max_epochs",
-                                     "patience", "threshold_metric", "lexical", "lexical_min_count")},
+    train={
+        k: KC_NEURAL[k]
+        for k in (
+            "dim",
+            "hidden",
+            "dropout",
+            "lr",
+            "weight_decay",
+            "batch_size",
+            "max_epochs",
+            "patience",
+            "threshold_metric",
+            "lexical",
+            "lexical_min_count",
+        )
+    },
 )
 # Variants that read sentences read either the frozen sentence vectors or, with fine-tuning (layers
 # > 0), the per-fold tuned vectors of rule keyclips_finetune, one file per seed: changing the net's
 # settings never fine-tunes again, and text and full share one fine-tuning per seed.
-KC_SENTENCE_INPUT = (dict(tuned=f"{TUNED_TEXT}.parquet") if KC_NEURAL["finetune"]["layers"] > 0
-                     else dict(text=TEXT_FEATURES))
+KC_SENTENCE_INPUT = (
+    dict(tuned=f"{TUNED_TEXT}.parquet") if KC_NEURAL["finetune"]["layers"] > 0 else dict(text=TEXT_FEATURES)
+)
 # Nested selection (keyclips.neural.selection); the visual variant reads no sentences and takes only
 # the threshold rule's candidates, so candidates of sentence settings never rerun it.
-KC_VISUAL_SELECTION = dict(objective=KC_NEURAL["selection"]["objective"],
-                           candidates={k: v for k, v in KC_NEURAL["selection"]["candidates"].items()
-                                       if k == "threshold_metric"})
-KC_SENTENCE_PARAMS = dict(head_weight=KC_NEURAL["head_weight"] if KC_NEURAL["finetune"]["layers"] > 0 else 0.0,
-                          selection=KC_NEURAL["selection"])
+KC_VISUAL_SELECTION = dict(
+    objective=KC_NEURAL["selection"]["objective"],
+    candidates={k: v for k, v in KC_NEURAL["selection"]["candidates"].items() if k == "threshold_metric"},
+)
+KC_SENTENCE_PARAMS = dict(
+    head_weight=KC_NEURAL["head_weight"] if KC_NEURAL["finetune"]["layers"] > 0 else 0.0,
+    selection=KC_NEURAL["selection"],
+)
 
 
 wildcard_constraints:
@@ -39,6 +57,17 @@ rule text_features:
         clips=CLIPS,
     output:
         features=TEXT_FEATURES,
+    log:
+        "logs/keyclips/text_features.log",
+    benchmark:
+        "benchmarks/keyclips/text_features.tsv"
+    conda:
+        "../envs/torch.yaml"
+    threads: 2
+    resources:
+        gpu=KC_GPUS,
+        mem_mb=4000,
+        runtime=30,
     params:
         code=code_fingerprint("text_features"),
         path=KC["text"]["path"],
@@ -47,17 +76,6 @@ rule text_features:
         batch_size=KC["text"]["batch_size"],
         device=KC["device"],
         deterministic=TORCH["deterministic"],
-    threads: 2
-    resources:
-        gpu=KC_GPUS,
-        mem_mb=4000,
-        runtime=30,
-    log:
-        "logs/keyclips/text_features.log",
-    benchmark:
-        "benchmarks/keyclips/text_features.tsv"
-    conda:
-        "../envs/torch.yaml"
     script:
         "../workflow/scripts/text_features.py"
 
@@ -69,20 +87,20 @@ KC_FAMILY_FOLDS = KC["folds"]["grouping"] == "family"
 rule keyclips_folds:
     "Leave-recipes-out folds and inner-validation recipes shared by every learned selector."
     input:
-        clips=CLIPS,
         **({"families": repo_path(KC["folds"]["families"])} if KC_FAMILY_FOLDS else {}),
+        clips=CLIPS,
     output:
         folds="results/keyclips/folds.parquet",
-    params:
-        code=code_fingerprint("keyclips_folds"),
-        k=KC["folds"]["k"],
-        seed=KC["folds"]["seed"],
-        inner_val_fraction=KC["folds"]["inner_val_fraction"],
-        **({"grouping": "family"} if KC_FAMILY_FOLDS else {}),
     log:
         "logs/keyclips/keyclips_folds.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        **({"grouping": "family"} if KC_FAMILY_FOLDS else {}),
+        code=code_fingerprint("keyclips_folds"),
+        k=KC["folds"]["k"],
+        seed=KC["folds"]["seed"],
+        inner_val_fraction=KC["folds"]["inner_val_fraction"],
     script:
         "../workflow/scripts/keyclips_folds.py"
 
@@ -96,6 +114,17 @@ rule keyclips_finetune:
     output:
         vectors=f"{TUNED_TEXT}.parquet",
         info=f"{TUNED_TEXT}.json",
+    log:
+        f"logs/keyclips/keyclips_finetune/{KC['text']['name']}.seed{{seed}}.log",
+    benchmark:
+        f"benchmarks/keyclips/finetune-{KC['text']['name']}.seed{{seed}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    threads: 2
+    resources:
+        gpu=KC_GPUS,
+        mem_mb=8000,
+        runtime=60,
     params:
         code=code_fingerprint("keyclips_finetune"),
         finetune=KC_NEURAL["finetune"],
@@ -104,17 +133,6 @@ rule keyclips_finetune:
         deterministic=TORCH["deterministic"],
         mixed_precision=TORCH["mixed_precision"],
         compile=TORCH["compile"],
-    threads: 2
-    resources:
-        gpu=KC_GPUS,
-        mem_mb=8000,
-        runtime=60,
-    log:
-        f"logs/keyclips/keyclips_finetune/{KC['text']['name']}.seed{{seed}}.log",
-    benchmark:
-        f"benchmarks/keyclips/finetune-{KC['text']['name']}.seed{{seed}}.tsv"
-    conda:
-        "../envs/torch.yaml"
     script:
         "../workflow/scripts/keyclips_finetune.py"
 
@@ -128,23 +146,23 @@ rule keyclips_neural_visual:
     output:
         keyclips="results/keyclips/seeds/neural-visual.seed{seed}.parquet",
         info="results/keyclips/seeds/neural-visual.seed{seed}.json",
-    params:
-        code=code_fingerprint("keyclips_neural"),
-        variant="visual",
-        **KC_NEURAL_PARAMS,
-        selection=KC_VISUAL_SELECTION,
-    # One thread: the net is small, and results are bit-identical only for a fixed thread count. The
-    # net trains on the CPU whatever keyclips.device says.
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
     log:
         "logs/keyclips/keyclips_neural/visual.seed{seed}.log",
     benchmark:
         "benchmarks/keyclips/neural-visual.seed{seed}.tsv"
     conda:
         "../envs/torch.yaml"
+    # One thread: the net is small, and results are bit-identical only for a fixed thread count. The
+    # net trains on the CPU whatever keyclips.device says.
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        **KC_NEURAL_PARAMS,
+        code=code_fingerprint("keyclips_neural"),
+        variant="visual",
+        selection=KC_VISUAL_SELECTION,
     script:
         "../workflow/scripts/keyclips_neural.py"
 
@@ -153,39 +171,39 @@ rule keyclips_neural_visual:
 # merges params into the visual rule's, so these never rerun the visual variant).
 use rule keyclips_neural_visual as keyclips_neural_full with:
     input:
+        **KC_SENTENCE_INPUT,
         clips=CLIPS,
         folds="results/keyclips/folds.parquet",
-        **KC_SENTENCE_INPUT,
         visual=KC_VISUAL,
     output:
         keyclips="results/keyclips/seeds/neural-full.seed{seed}.parquet",
         info="results/keyclips/seeds/neural-full.seed{seed}.json",
-    params:
-        variant="full",
-        **KC_NEURAL_PARAMS,
-        **KC_SENTENCE_PARAMS,
     log:
         "logs/keyclips/keyclips_neural/full.seed{seed}.log",
     benchmark:
         "benchmarks/keyclips/neural-full.seed{seed}.tsv"
+    params:
+        **KC_NEURAL_PARAMS,
+        **KC_SENTENCE_PARAMS,
+        variant="full",
 
 
 use rule keyclips_neural_full as keyclips_neural_text with:
     input:
+        **KC_SENTENCE_INPUT,
         clips=CLIPS,
         folds="results/keyclips/folds.parquet",
-        **KC_SENTENCE_INPUT,
     output:
         keyclips="results/keyclips/seeds/neural-text.seed{seed}.parquet",
         info="results/keyclips/seeds/neural-text.seed{seed}.json",
-    params:
-        variant="text",
-        **KC_NEURAL_PARAMS,
-        **KC_SENTENCE_PARAMS,
     log:
         "logs/keyclips/keyclips_neural/text.seed{seed}.log",
     benchmark:
         "benchmarks/keyclips/neural-text.seed{seed}.tsv"
+    params:
+        **KC_NEURAL_PARAMS,
+        **KC_SENTENCE_PARAMS,
+        variant="text",
 
 
 # The system of Tables 4/5 is the run with the first configured seed; the others feed the spread.
@@ -195,14 +213,14 @@ rule keyclips_neural:
         keyclips=f"results/keyclips/seeds/neural-{{variant}}.seed{KC_NEURAL['seeds'][0]}.parquet",
     output:
         keyclips="results/keyclips/neural-{variant}.parquet",
-    wildcard_constraints:
-        variant="text|visual|full",
-    params:
-        code=code_fingerprint("keyclips_first_seed"),
     log:
         "logs/keyclips/keyclips_neural/neural-{variant}.log",
+    wildcard_constraints:
+        variant="text|visual|full",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("keyclips_first_seed"),
     script:
         "../workflow/scripts/keyclips_first_seed.py"
 
@@ -214,6 +232,12 @@ rule keyclips_tfidf:
         folds="results/keyclips/folds.parquet",
     output:
         keyclips="results/keyclips/tfidf-lr.parquet",
+    log:
+        "logs/keyclips/keyclips_tfidf.log",
+    benchmark:
+        "benchmarks/keyclips/tfidf-lr.tsv"
+    conda:
+        "../envs/cpu.yaml"
     params:
         code=code_fingerprint("keyclips_tfidf"),
         window=KC["tfidf"]["window"],
@@ -221,12 +245,6 @@ rule keyclips_tfidf:
         min_df=KC["tfidf"]["min_df"],
         C=KC["tfidf"]["C"],
         threshold_metric=KC_NEURAL["threshold_metric"],
-    log:
-        "logs/keyclips/keyclips_tfidf.log",
-    benchmark:
-        "benchmarks/keyclips/tfidf-lr.tsv"
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/keyclips_tfidf.py"
 
@@ -236,15 +254,19 @@ rule keyclips_seed_summary:
     "Mean and spread of the neural selectors' scores over seeds."
     input:
         clips=CLIPS,
-        runs=expand("results/keyclips/seeds/neural-{variant}.seed{seed}.parquet",
-                    variant=["text", "visual", "full"], seed=KC_NEURAL["seeds"]) + ["results/keyclips/tfidf-lr.parquet"],
+        runs=expand(
+            "results/keyclips/seeds/neural-{variant}.seed{seed}.parquet",
+            variant=["text", "visual", "full"],
+            seed=KC_NEURAL["seeds"],
+        )
+        + ["results/keyclips/tfidf-lr.parquet"],
     output:
         csv="results/keyclips/seed_summary.csv",
-    params:
-        code=code_fingerprint("keyclips_summary"),
     log:
         "logs/keyclips/keyclips_seed_summary.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("keyclips_summary"),
     script:
         "../workflow/scripts/keyclips_summary.py"

@@ -17,6 +17,12 @@ rule kiddon_train:
     output:
         model="results/kiddon/model.json",
         iterations="results/kiddon/iterations.parquet",
+    log:
+        "logs/kiddon/kiddon_train.log",
+    benchmark:
+        "benchmarks/kiddon/kiddon_train.tsv"
+    conda:
+        "../envs/cpu.yaml"
     params:
         code=code_fingerprint("kiddon_train"),
         transcripts_dir=folder_of("transcripts", upstream("youcook2/transcript")),
@@ -28,12 +34,6 @@ rule kiddon_train:
             "then_is_conjunction": KIDDON["then_is_conjunction"],
             "max_candidates": KIDDON["max_candidates"],
         },
-    log:
-        "logs/kiddon/kiddon_train.log",
-    benchmark:
-        "benchmarks/kiddon/kiddon_train.tsv"
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/kiddon_train.py"
 
@@ -49,13 +49,13 @@ rule kiddon_segment:
         keyclips="results/keyclips/kiddon.parquet",
         tuples="results/tuples/kiddon.parquet",
         first_frame="results/tuples/kiddon-first-frame.parquet",
-    params:
-        code=code_fingerprint("kiddon_segment"),
-        system="kiddon",
-        first_frame_system="kiddon-first-frame",
     log:
         "logs/kiddon/kiddon_segment.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("kiddon_segment"),
+        system="kiddon",
+        first_frame_system="kiddon-first-frame",
     script:
         "../workflow/scripts/kiddon_segment.py"

@@ -10,23 +10,23 @@ NUMBERS_SEEDS = NUMBERS["seeds"] and any(name.startswith("neural-") for name in 
 rule numbers:
     "Every figure the README and docs state about results, in one file (results/numbers.json)."
     input:
+        **({"seeds": "results/keyclips/seed_summary.csv"} if NUMBERS_SEEDS else {}),
         table4="results/table4.csv",
         table5="results/table5.csv",
         table4_ci="results/table4_ci.csv",
         table5_ci="results/table5_ci.csv",
         significance="results/significance.csv",
-        **({"seeds": "results/keyclips/seed_summary.csv"} if NUMBERS_SEEDS else {}),
         models=NUMBERS["models"],
     output:
         numbers="results/numbers.json",
+    log:
+        "logs/numbers/numbers.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         code=code_fingerprint("numbers"),
         # Run times come from the benchmark files present when the job runs (not inputs: a missing
         # one must not rerun its training job); --forcerun numbers refreshes them.
         benchmarks_dir="benchmarks",
-    log:
-        "logs/numbers/numbers.log",
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/numbers.py"

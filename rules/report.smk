@@ -21,7 +21,11 @@ REPORT_TARGETS = [
     # The procedures of the user's files present in user.dir, and the corpus's summary once the
     # corpus was built (its target is never built just for the report: hours on the full corpus).
     *expand("results/report/procedures/{name}.html", name=user_names()),
-    *([f"results/report/corpus/{config['corpus']['name']}.html"] if os.path.exists(rules.corpus_dataset.output.metadata) else []),
+    *(
+        [f"results/report/corpus/{config['corpus']['name']}.html"]
+        if os.path.exists(rules.corpus_dataset.output.metadata)
+        else []
+    ),
     # Bad files of the user-systems folder are not skipped silently: a job fails listing them.
     *USER_SYSTEMS_CHECK,
 ]
@@ -34,18 +38,30 @@ rule report_tables:
         table4="results/table4_wide.csv",
         table5="results/table5_wide.csv",
     output:
-        table2=report("results/report/table2.html", caption=report_caption("table2"), category="Tables",
-                      labels={"table": "Table 2", "content": "dataset statistics"}),
-        table4=report("results/report/table4.html", caption=report_caption("table4"), category="Tables",
-                      labels={"table": "Table 4", "content": "key clip selection"}),
-        table5=report("results/report/table5.html", caption=report_caption("table5"), category="Tables",
-                      labels={"table": "Table 5", "content": "procedure tuples"}),
-    params:
-        code=code_fingerprint("report_tables"),
+        table2=report(
+            "results/report/table2.html",
+            caption=report_caption("table2"),
+            category="Tables",
+            labels={"table": "Table 2", "content": "dataset statistics"},
+        ),
+        table4=report(
+            "results/report/table4.html",
+            caption=report_caption("table4"),
+            category="Tables",
+            labels={"table": "Table 4", "content": "key clip selection"},
+        ),
+        table5=report(
+            "results/report/table5.html",
+            caption=report_caption("table5"),
+            category="Tables",
+            labels={"table": "Table 5", "content": "procedure tuples"},
+        ),
     log:
         "logs/report/report_tables.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("report_tables"),
     script:
         "../workflow/scripts/report_tables.py"
 
@@ -57,16 +73,24 @@ rule report_figure3:
         verbs="results/figures/figure3_verbs.png",
         arguments="results/figures/figure3_arguments.png",
     output:
-        verbs=report("results/report/figure3_verbs.png", caption=report_caption("figure3"), category="Figures",
-                     labels={"figure": "Figure 3", "field": "verbs"}),
-        arguments=report("results/report/figure3_arguments.png", caption=report_caption("figure3"),
-                         category="Figures", labels={"figure": "Figure 3", "field": "arguments"}),
-    params:
-        code=code_fingerprint("report_copy"),
+        verbs=report(
+            "results/report/figure3_verbs.png",
+            caption=report_caption("figure3"),
+            category="Figures",
+            labels={"figure": "Figure 3", "field": "verbs"},
+        ),
+        arguments=report(
+            "results/report/figure3_arguments.png",
+            caption=report_caption("figure3"),
+            category="Figures",
+            labels={"figure": "Figure 3", "field": "arguments"},
+        ),
     log:
         "logs/report/report_figure3.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("report_copy"),
     script:
         "../workflow/scripts/report_copy.py"
 
@@ -78,24 +102,36 @@ rule report_per_recipe:
         keyclips=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),
         tuples=expand("results/tuples/{system}.parquet", system=tuple_systems()),
     output:
-        table=report("results/report/per_recipe.csv", caption=report_caption("per_recipe_table"),
-                     category="Per-recipe scores", labels={"what": "all scores (CSV)"}),
-        keyclips=report("results/report/per_recipe_keyclips.png", caption=report_caption("per_recipe_keyclips"),
-                        category="Per-recipe scores", labels={"what": "key clips F1"}),
-        tuples=report("results/report/per_recipe_tuples.png", caption=report_caption("per_recipe_tuples"),
-                      category="Per-recipe scores", labels={"what": "tuples F1 (oracle key clips)"}),
-    params:
-        code=code_fingerprint("report_per_recipe"),
-        keyclip_systems=keyclip_systems(),
-        tuple_systems=tuple_systems(),
-        per_recipe_mode=REPORT["per_recipe_mode"],
-    threads: 2
+        table=report(
+            "results/report/per_recipe.csv",
+            caption=report_caption("per_recipe_table"),
+            category="Per-recipe scores",
+            labels={"what": "all scores (CSV)"},
+        ),
+        keyclips=report(
+            "results/report/per_recipe_keyclips.png",
+            caption=report_caption("per_recipe_keyclips"),
+            category="Per-recipe scores",
+            labels={"what": "key clips F1"},
+        ),
+        tuples=report(
+            "results/report/per_recipe_tuples.png",
+            caption=report_caption("per_recipe_tuples"),
+            category="Per-recipe scores",
+            labels={"what": "tuples F1 (oracle key clips)"},
+        ),
     log:
         "logs/report/report_per_recipe.log",
     benchmark:
         "benchmarks/report/report_per_recipe.tsv"
     conda:
         "../envs/cpu.yaml"
+    threads: 2
+    params:
+        code=code_fingerprint("report_per_recipe"),
+        keyclip_systems=keyclip_systems(),
+        tuple_systems=tuple_systems(),
+        per_recipe_mode=REPORT["per_recipe_mode"],
     script:
         "../workflow/scripts/report_per_recipe.py"
 
@@ -106,17 +142,22 @@ rule report_errors_keyclips:
         clips=CLIPS,
         system="results/keyclips/{system}.parquet",
     output:
-        report("results/report/errors/keyclips/{system}.html", caption=report_caption("errors_keyclips"),
-               category="Error analysis", subcategory="Key clips", labels={"system": "{system}"}),
+        report(
+            "results/report/errors/keyclips/{system}.html",
+            caption=report_caption("errors_keyclips"),
+            category="Error analysis",
+            subcategory="Key clips",
+            labels={"system": "{system}"},
+        ),
+    log:
+        "logs/report/report_errors_keyclips/{system}.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         code=code_fingerprint("report_errors"),
         kind="keyclips",
         top_errors=REPORT["top_errors"],
         examples=REPORT["examples"],
-    log:
-        "logs/report/report_errors_keyclips/{system}.log",
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/report_errors.py"
 
@@ -127,17 +168,22 @@ rule report_errors_tuples:
         clips=CLIPS,
         system="results/tuples/{system}.parquet",
     output:
-        report("results/report/errors/tuples/{system}.html", caption=report_caption("errors_tuples"),
-               category="Error analysis", subcategory="Tuples", labels={"system": "{system}"}),
+        report(
+            "results/report/errors/tuples/{system}.html",
+            caption=report_caption("errors_tuples"),
+            category="Error analysis",
+            subcategory="Tuples",
+            labels={"system": "{system}"},
+        ),
+    log:
+        "logs/report/report_errors_tuples/{system}.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         code=code_fingerprint("report_errors"),
         kind="tuples",
         top_errors=REPORT["top_errors"],
         examples=REPORT["examples"],
-    log:
-        "logs/report/report_errors_tuples/{system}.log",
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/report_errors.py"
 
@@ -147,14 +193,18 @@ rule report_procedure:
     input:
         json="results/procedures/{name}.json",
     output:
-        report("results/report/procedures/{name}.html", caption=report_caption("procedure"),
-               category="Your procedures", labels={"file": "{name}"}),
-    params:
-        code=code_fingerprint("report_procedure"),
+        report(
+            "results/report/procedures/{name}.html",
+            caption=report_caption("procedure"),
+            category="Your procedures",
+            labels={"file": "{name}"},
+        ),
     log:
         "logs/report/report_procedure/{name}.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("report_procedure"),
     script:
         "../workflow/scripts/report_procedure.py"
 
@@ -165,18 +215,22 @@ rule report_corpus:
         dataset=rules.corpus_dataset.output.metadata,
         partitions=rules.corpus_dataset.input.partitions,
     output:
-        report(f"results/report/corpus/{config['corpus']['name']}.html", caption=report_caption("corpus"),
-               category="Corpus", labels={"corpus": config["corpus"]["name"]}),
-    params:
-        code=code_fingerprint("report_corpus"),
-        corpus=config["corpus"]["name"],
-        top=REPORT["corpus_top"],
+        report(
+            f"results/report/corpus/{config['corpus']['name']}.html",
+            caption=report_caption("corpus"),
+            category="Corpus",
+            labels={"corpus": config["corpus"]["name"]},
+        ),
     log:
         f"logs/report/report_corpus/{config['corpus']['name']}.log",
     benchmark:
         f"benchmarks/report/report_corpus/{config['corpus']['name']}.tsv"
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("report_corpus"),
+        corpus=config["corpus"]["name"],
+        top=REPORT["corpus_top"],
     script:
         "../workflow/scripts/report_corpus.py"
 

@@ -9,14 +9,14 @@ rule wordnet:
     "Lay WordNet 3.0 out for NLTK (nltk_data/corpora/wordnet) from its database files."
     output:
         nltk_data=directory(config["resources"]["nltk_data"]),
+    log:
+        "logs/resources/wordnet.log",
+    # A second's copy on the host that runs Snakemake: not worth a cluster job.
+    localrule: True
+    conda:
+        "../envs/cpu.yaml"
     params:
         code=code_fingerprint("wordnet_layout"),
         source=config["resources"]["wordnet_source"],
-    # A second's copy on the host that runs Snakemake: not worth a cluster job.
-    localrule: True
-    log:
-        "logs/resources/wordnet.log",
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/wordnet_layout.py"

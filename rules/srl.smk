@@ -22,14 +22,14 @@ rule srl_corpus:
     output:
         corpus="results/srl/corpus/ewt.parquet",
         report="results/srl/corpus/alignment.txt",
-    params:
-        code=code_fingerprint("srl_corpus"),
-        root=folder_of("ewt", SRL["propbank_ewt_dir"]),
-        min_pos_agreement=SRL["min_pos_agreement"],
     log:
         "logs/srl/srl_corpus.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("srl_corpus"),
+        root=folder_of("ewt", SRL["propbank_ewt_dir"]),
+        min_pos_agreement=SRL["min_pos_agreement"],
     script:
         "../workflow/scripts/srl_corpus.py"
 
@@ -42,6 +42,17 @@ rule train_srl:
         model="results/srl/model/tagger.pt",
         scores="results/srl/model/ewt_scores.tsv",
         history="results/srl/model/training.json",
+    log:
+        "logs/srl/train_srl.log",
+    benchmark:
+        "benchmarks/srl/train_srl.tsv"
+    conda:
+        "../envs/torch.yaml"
+    threads: 2
+    resources:
+        gpu=SRL_GPUS,
+        mem_mb=6000,
+        runtime=90,
     params:
         code=code_fingerprint("srl_train"),
         # The keys of section srl that the training settings have (cookproc.srl.settings), as they are;
@@ -49,17 +60,6 @@ rule train_srl:
         train=settings_of(TaggerTrainConfig, SRL, without=("device",)),
         device=SRL["device"],
         deterministic=TORCH["deterministic"],
-    threads: 2
-    resources:
-        gpu=SRL_GPUS,
-        mem_mb=6000,
-        runtime=90,
-    log:
-        "logs/srl/train_srl.log",
-    benchmark:
-        "benchmarks/srl/train_srl.tsv"
-    conda:
-        "../envs/torch.yaml"
     script:
         "../workflow/scripts/srl_train.py"
 
@@ -72,23 +72,23 @@ rule srl_parse_tagger:
         wordnet=config["resources"]["nltk_data"],
     output:
         frames="results/srl/tagger.parquet",
-    params:
-        code=code_fingerprint("srl_parse"),
-        backend="tagger",
-        device=SRL["device"],
-        deterministic=TORCH["deterministic"],
-        predicate_tags=SRL["predicate_tags"],
-    threads: 2
-    resources:
-        gpu=SRL_GPUS,
-        mem_mb=4000,
-        runtime=30,
     log:
         "logs/srl/srl_parse_tagger.log",
     benchmark:
         "benchmarks/srl/srl_parse_tagger.tsv"
     conda:
         "../envs/torch.yaml"
+    threads: 2
+    resources:
+        gpu=SRL_GPUS,
+        mem_mb=4000,
+        runtime=30,
+    params:
+        code=code_fingerprint("srl_parse"),
+        backend="tagger",
+        device=SRL["device"],
+        deterministic=TORCH["deterministic"],
+        predicate_tags=SRL["predicate_tags"],
     script:
         "../workflow/scripts/srl_parse.py"
 
@@ -100,18 +100,18 @@ rule srl_parse_spacy:
         wordnet=config["resources"]["nltk_data"],
     output:
         frames="results/srl/spacy.parquet",
-    params:
-        code=code_fingerprint("srl_parse"),
-        backend="spacy",
-        device="cpu",
-        deterministic=TORCH["deterministic"],
-        predicate_tags=SRL["predicate_tags"],
     log:
         "logs/srl/srl_parse_spacy.log",
     benchmark:
         "benchmarks/srl/srl_parse_spacy.tsv"
     conda:
         "../envs/torch.yaml"
+    params:
+        code=code_fingerprint("srl_parse"),
+        backend="spacy",
+        device="cpu",
+        deterministic=TORCH["deterministic"],
+        predicate_tags=SRL["predicate_tags"],
     script:
         "../workflow/scripts/srl_parse.py"
 
@@ -124,16 +124,16 @@ rule srl_import_allennlp:
         wordnet=config["resources"]["nltk_data"],
     output:
         frames="results/srl/allennlp.parquet",
+    log:
+        "logs/srl/srl_import_allennlp.log",
+    conda:
+        "../envs/torch.yaml"
     params:
         code=code_fingerprint("srl_parse"),
         backend="allennlp",
         device="cpu",
         deterministic=TORCH["deterministic"],
         predicate_tags=SRL["predicate_tags"],
-    log:
-        "logs/srl/srl_import_allennlp.log",
-    conda:
-        "../envs/torch.yaml"
     script:
         "../workflow/scripts/srl_parse.py"
 
@@ -147,15 +147,15 @@ rule srl_systems_noheur:
     output:
         keyclips="results/keyclips/srl-noheur-{srl_backend}.parquet",
         tuples="results/tuples/srl-noheur-{srl_backend}.parquet",
+    log:
+        "logs/srl/srl_systems_noheur-{srl_backend}.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         code=code_fingerprint("srl_systems"),
         system="srl-noheur-{srl_backend}",
         heuristics=False,
         verb_form=SRL["noheur_verb_form"],
-    log:
-        "logs/srl/srl_systems_noheur-{srl_backend}.log",
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/srl_systems.py"
 
@@ -170,21 +170,22 @@ rule srl_systems_heur:
     output:
         keyclips="results/keyclips/srl-heur-{srl_backend}.parquet",
         tuples="results/tuples/srl-heur-{srl_backend}.parquet",
+    log:
+        "logs/srl/srl_systems_heur-{srl_backend}.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         code=code_fingerprint("srl_systems"),
         system="srl-heur-{srl_backend}",
         heuristics=True,
         verb_form="lemma",
-    log:
-        "logs/srl/srl_systems_heur-{srl_backend}.log",
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/srl_systems.py"
 
 
 rule srl_systems_heurlex:
     "SRL with heuristics and the rebuilt cooking lexicon."
+
     # SRL w/ heuristics with the rebuilt lexicon: the lexicon's effect on Tables 4 and 5.
     input:
         frames="results/srl/{srl_backend}.parquet",
@@ -194,33 +195,34 @@ rule srl_systems_heurlex:
     output:
         keyclips="results/keyclips/srl-heurlex-{srl_backend}.parquet",
         tuples="results/tuples/srl-heurlex-{srl_backend}.parquet",
+    log:
+        "logs/srl/srl_systems_heurlex-{srl_backend}.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         code=code_fingerprint("srl_systems"),
         system="srl-heurlex-{srl_backend}",
         heuristics=True,
         verb_form="lemma",
-    log:
-        "logs/srl/srl_systems_heurlex-{srl_backend}.log",
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/srl_systems.py"
 
 
 rule srl_agreement:
     "Per-clip agreement of our SRL-with-heuristics verbs with upstream's SRL output."
+
     # Per-clip agreement of our SRL w/ heuristics verbs with upstream's srl_pred.json.
     input:
         ours="results/tuples/srl-heur-{srl_backend}.parquet",
         upstream="results/tuples/upstream-srl-heur.parquet",
     output:
         "results/srl/agreement-{srl_backend}.tsv",
-    params:
-        code=code_fingerprint("srl_agreement"),
     log:
         "logs/srl/srl_agreement-{srl_backend}.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("srl_agreement"),
     script:
         "../workflow/scripts/srl_agreement.py"
 
@@ -236,13 +238,13 @@ rule lexicon_rebuild:
         lexicon="results/lexicon/rebuilt.lst",
         counts="results/lexicon/first_word_counts.tsv",
         overlap="results/lexicon/overlap.tsv",
-    params:
-        code=code_fingerprint("lexicon_rebuild"),
-        captions_dir=folder_of("captions", upstream("youcook2/split")),
-        lexicon_min_count=SRL["lexicon_min_count"],
     log:
         "logs/srl/lexicon_rebuild.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("lexicon_rebuild"),
+        captions_dir=folder_of("captions", upstream("youcook2/split")),
+        lexicon_min_count=SRL["lexicon_min_count"],
     script:
         "../workflow/scripts/lexicon_rebuild.py"

@@ -7,20 +7,27 @@ SUP_LEXICON = upstream(config["srl"]["upstream_lexicon"])
 # Sentence vectors of the key-clip classifier: the per-fold fine-tuned ones of the first neural
 # seed (rule keyclips_finetune) or the frozen ones.
 if SUP["keyclips"]["tuned_vectors"] and rules.keyclips_finetune.params.finetune["layers"] < 1:
-    raise ValueError("supervised.keyclips.tuned_vectors needs keyclips.neural.finetune.layers >= 1 "
-                     "(or set tuned_vectors: false for the frozen sentence vectors)")
-SUP_SENTENCES = (dict(tuned=f"{TUNED_TEXT}.parquet".format(seed=config["keyclips"]["neural"]["seeds"][0]))
-                 if SUP["keyclips"]["tuned_vectors"] else dict(text=TEXT_FEATURES))
+    raise ValueError(
+        "supervised.keyclips.tuned_vectors needs keyclips.neural.finetune.layers >= 1 "
+        "(or set tuned_vectors: false for the frozen sentence vectors)"
+    )
+SUP_SENTENCES = (
+    dict(tuned=f"{TUNED_TEXT}.parquet".format(seed=config["keyclips"]["neural"]["seeds"][0]))
+    if SUP["keyclips"]["tuned_vectors"]
+    else dict(text=TEXT_FEATURES)
+)
 # A larger encoder fine-tuned per fold (rule supervised_finetune) whose head joins the classifier's
 # score; layers 0: the logistic regression alone.
 SUP_ENCODER = SUP["keyclips"]["encoder"]
 SUP_ENCODER_TUNED = f"results/supervised/finetuned/{SUP_ENCODER['name']}.seed{{seed}}"
-SUP_HEADS = (dict(encoder_tuned=f"{SUP_ENCODER_TUNED}.parquet".format(seed=SUP_ENCODER["seed"]))
-             if SUP_ENCODER["finetune"]["layers"] > 0 and SUP["keyclips"]["head_weight"] > 0 else {})
+SUP_HEADS = (
+    dict(encoder_tuned=f"{SUP_ENCODER_TUNED}.parquet".format(seed=SUP_ENCODER["seed"]))
+    if SUP_ENCODER["finetune"]["layers"] > 0 and SUP["keyclips"]["head_weight"] > 0
+    else {}
+)
 # The tuple extractor's verb classifier reads the frozen sentence vectors (when it uses any).
 SUP_VERB_CLF = SUP["tuples"]["verb_classifier"]
-SUP_TUPLE_SENTENCES = (dict(text=TEXT_FEATURES)
-                       if SUP_VERB_CLF["enabled"] and SUP_VERB_CLF["sentence_vectors"] else {})
+SUP_TUPLE_SENTENCES = dict(text=TEXT_FEATURES) if SUP_VERB_CLF["enabled"] and SUP_VERB_CLF["sentence_vectors"] else {}
 
 
 # The keyclips_finetune script on the supervised classifier's own encoder (a GPU when keyclips.device
@@ -29,27 +36,27 @@ use rule keyclips_finetune as supervised_finetune with:
     output:
         vectors=f"{SUP_ENCODER_TUNED}.parquet",
         info=f"{SUP_ENCODER_TUNED}.json",
-    params:
-        finetune=SUP_ENCODER["finetune"],
-        encoder_path=SUP_ENCODER["path"],
-        device=rules.keyclips_finetune.params.device,
-    resources:
-        gpu=gpus_for(config["keyclips"]["device"]),
-        mem_mb=14000,
-        runtime=150,
     log:
         f"logs/supervised/supervised_finetune/{SUP_ENCODER['name']}.seed{{seed}}.log",
     benchmark:
         f"benchmarks/supervised/finetune-{SUP_ENCODER['name']}.seed{{seed}}.tsv"
+    resources:
+        gpu=gpus_for(config["keyclips"]["device"]),
+        mem_mb=14000,
+        runtime=150,
+    params:
+        finetune=SUP_ENCODER["finetune"],
+        encoder_path=SUP_ENCODER["path"],
+        device=rules.keyclips_finetune.params.device,
 
 
 rule supervised_keyclips:
     "Supervised key-clip classifier (logistic regression blended with the tuned encoder's head), out-of-fold."
     input:
-        clips=CLIPS,
-        folds="results/keyclips/folds.parquet",
         **SUP_SENTENCES,
         **SUP_HEADS,
+        clips=CLIPS,
+        folds="results/keyclips/folds.parquet",
         srl=SUP_SRL,
         lexicon=SUP_LEXICON,
         tsm=config["keyclips"]["tsm_aligned"],
@@ -57,21 +64,21 @@ rule supervised_keyclips:
     output:
         keyclips="results/keyclips/supervised.parquet",
         info="results/supervised/keyclips.json",
-    params:
-        code=code_fingerprint("supervised_keyclips"),
-        system="supervised",
-        **SUP["keyclips"],
-    # liblinear is single-threaded; CPU only (no gpu resource: nothing runs on an accelerator).
-    threads: 1
-    resources:
-        mem_mb=6000,
-        runtime=30,
     log:
         "logs/supervised/supervised_keyclips.log",
     benchmark:
         "benchmarks/supervised/keyclips.tsv"
     conda:
         "../envs/cpu.yaml"
+    # liblinear is single-threaded; CPU only (no gpu resource: nothing runs on an accelerator).
+    threads: 1
+    resources:
+        mem_mb=6000,
+        runtime=30,
+    params:
+        **SUP["keyclips"],
+        code=code_fingerprint("supervised_keyclips"),
+        system="supervised",
     script:
         "../workflow/scripts/supervised_keyclips.py"
 
@@ -79,30 +86,30 @@ rule supervised_keyclips:
 rule supervised_tuples:
     "Supervised verb and argument extraction from SRL candidates, out-of-fold."
     input:
+        **SUP_TUPLE_SENTENCES,
         clips=CLIPS,
         folds="results/keyclips/folds.parquet",
         srl=SUP_SRL,
         lexicon=SUP_LEXICON,
         tsm=config["keyclips"]["tsm_aligned"],
-        **SUP_TUPLE_SENTENCES,
         wordnet=config["resources"]["nltk_data"],
     output:
         tuples="results/tuples/supervised.parquet",
         info="results/supervised/tuples.json",
-    params:
-        code=code_fingerprint("supervised_tuples"),
-        system="supervised",
-        model=SUP["tuples"],
-    threads: 1
-    resources:
-        mem_mb=8000,
-        runtime=60,
     log:
         "logs/supervised/supervised_tuples.log",
     benchmark:
         "benchmarks/supervised/tuples.tsv"
     conda:
         "../envs/cpu.yaml"
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    params:
+        code=code_fingerprint("supervised_tuples"),
+        system="supervised",
+        model=SUP["tuples"],
     script:
         "../workflow/scripts/supervised_tuples.py"
 
@@ -111,23 +118,23 @@ rule supervised_tuples:
 # can use. Table 5's row `supervised-text`.
 use rule supervised_tuples as supervised_tuples_text with:
     input:
+        **SUP_TUPLE_SENTENCES,
         clips=CLIPS,
         folds="results/keyclips/folds.parquet",
         srl=SUP_SRL,
         lexicon=SUP_LEXICON,
-        **SUP_TUPLE_SENTENCES,
         wordnet=config["resources"]["nltk_data"],
     output:
         tuples="results/tuples/supervised-text.parquet",
         info="results/supervised/tuples-text.json",
-    params:
-        code=code_fingerprint("supervised_tuples"),
-        system="supervised-text",
-        model=SUP["tuples"],
     log:
         "logs/supervised/supervised_tuples_text.log",
     benchmark:
         "benchmarks/supervised/tuples-text.tsv"
+    params:
+        code=code_fingerprint("supervised_tuples"),
+        system="supervised-text",
+        model=SUP["tuples"],
 
 
 # Tables 4/5 of the supervised systems beside the paper's (oracle, the paper's predicted key clips
@@ -136,27 +143,30 @@ rule supervised_evaluate:
     "Error analysis of the supervised systems against the baselines."
     input:
         clips=CLIPS,
-        keyclips=["results/keyclips/supervised.parquet", "results/keyclips/upstream-neural.parquet",
-                  "results/keyclips/upstream-srl-heur.parquet"],
+        keyclips=[
+            "results/keyclips/supervised.parquet",
+            "results/keyclips/upstream-neural.parquet",
+            "results/keyclips/upstream-srl-heur.parquet",
+        ],
         tuples=["results/tuples/supervised.parquet", "results/tuples/upstream-srl-heur.parquet"],
         wordnet=config["resources"]["nltk_data"],
     output:
         table4="results/supervised/table4.csv",
         table5="results/supervised/table5.csv",
         gains="results/supervised/gains_by_presence.csv",
+    log:
+        "logs/supervised/supervised_evaluate.log",
+    conda:
+        "../envs/cpu.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
     params:
         code=code_fingerprint("supervised_evaluate"),
         keyclip_names=["supervised", "upstream-neural", "upstream-srl-heur"],
         tuple_names=["supervised", "upstream-srl-heur"],
         predicted_keyclips=["supervised", "upstream-neural"],
         baseline="upstream-srl-heur",
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    log:
-        "logs/supervised/supervised_evaluate.log",
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/supervised_evaluate.py"

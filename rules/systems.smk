@@ -8,12 +8,12 @@ rule import_upstream_neural:
         clips=CLIPS,
     output:
         "results/keyclips/upstream-neural.parquet",
-    params:
-        code=code_fingerprint("import_upstream_neural"),
     log:
         "logs/systems/import_upstream_neural.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("import_upstream_neural"),
     script:
         "../workflow/scripts/import_upstream_neural.py"
 
@@ -26,12 +26,12 @@ rule import_upstream_srl:
     output:
         keyclips="results/keyclips/upstream-srl-heur.parquet",
         tuples="results/tuples/upstream-srl-heur.parquet",
-    params:
-        code=code_fingerprint("import_upstream_srl"),
     log:
         "logs/systems/import_upstream_srl.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("import_upstream_srl"),
     script:
         "../workflow/scripts/import_upstream_srl.py"
 
@@ -43,14 +43,14 @@ rule import_user_keyclips:
         clips=CLIPS,
     output:
         "results/keyclips/user-{user}.parquet",
-    params:
-        code=code_fingerprint("import_user_system"),
-        kind="keyclips",
-        folder=USER_SYSTEMS_DIR,
     log:
         "logs/systems/import_user_keyclips/{user}.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("import_user_system"),
+        kind="keyclips",
+        folder=USER_SYSTEMS_DIR,
     script:
         "../workflow/scripts/import_user_system.py"
 
@@ -62,14 +62,14 @@ rule import_user_tuples:
         clips=CLIPS,
     output:
         "results/tuples/user-{user}.parquet",
-    params:
-        code=code_fingerprint("import_user_system"),
-        kind="tuples",
-        folder=USER_SYSTEMS_DIR,
     log:
         "logs/systems/import_user_tuples/{user}.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("import_user_system"),
+        kind="tuples",
+        folder=USER_SYSTEMS_DIR,
     script:
         "../workflow/scripts/import_user_system.py"
 
@@ -78,13 +78,13 @@ rule check_user_systems:
     "Fail with one message listing every bad file of the user-systems folder (built only while there are any)."
     output:
         "results/systems/user-systems.tsv",
-    params:
-        code=code_fingerprint("check_user_systems"),
-        folder=USER_SYSTEMS_DIR,
-        problems=USER_SYSTEMS.problems,
     log:
         "logs/systems/check_user_systems.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("check_user_systems"),
+        folder=USER_SYSTEMS_DIR,
+        problems=USER_SYSTEMS.problems,
     script:
         "../workflow/scripts/check_user_systems.py"

@@ -9,6 +9,7 @@ VISUAL_KINDS = {"visual": "visual", "naive": "fusion-naive", "oracle": "fusion-o
 
 VISUAL = config["visual"]
 
+
 wildcard_constraints:
     video_id=r"[A-Za-z0-9_-]+",
     source=r"upstream|tsm",
@@ -20,13 +21,13 @@ checkpoint video_list:
         clips=CLIPS,
     output:
         "results/visual/videos.txt",
-    params:
-        code=code_fingerprint("video_list"),
-        video_ids=VISUAL["video_ids"],
     log:
         "logs/video/video_list.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("video_list"),
+        video_ids=VISUAL["video_ids"],
     script:
         "../workflow/scripts/video_list.py"
 
@@ -40,6 +41,17 @@ rule video_frame_features:
     output:
         features="results/features/frames/videos/{video_id}.parquet",
         status="results/features/frames/videos/{video_id}.status.tsv",
+    log:
+        "logs/video/video_frame_features/{video_id}.log",
+    benchmark:
+        "benchmarks/video/video_frame_features/{video_id}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    threads: 4
+    resources:
+        gpu=1,
+        mem_mb=12000,
+        runtime=60,
     params:
         code=code_fingerprint("video_frame_features"),
         videos_dir=VISUAL["videos_dir"],
@@ -52,17 +64,6 @@ rule video_frame_features:
         resize=VISUAL["resnet"]["resize"],
         crop=VISUAL["resnet"]["crop"],
         batch_size=VISUAL["resnet"]["batch_size"],
-    threads: 4
-    resources:
-        gpu=1,
-        mem_mb=12000,
-        runtime=60,
-    log:
-        "logs/video/video_frame_features/{video_id}.log",
-    benchmark:
-        "benchmarks/video/video_frame_features/{video_id}.tsv"
-    conda:
-        "../envs/torch.yaml"
     script:
         "../workflow/scripts/video_frame_features.py"
 
@@ -75,13 +76,13 @@ rule video_frame_features_gather:
     output:
         table="results/features/frames/resnet50.parquet",
         skipped="results/features/frames/resnet50.skipped.tsv",
-    params:
-        code=code_fingerprint("video_gather"),
-        kind="frame_features",
     log:
         "logs/video/video_frame_features_gather.log",
     conda:
         "../envs/torch.yaml"
+    params:
+        code=code_fingerprint("video_gather"),
+        kind="frame_features",
     script:
         "../workflow/scripts/video_gather.py"
 
@@ -96,6 +97,17 @@ rule video_tsm:
     output:
         segments="results/visual/tsm/videos/{video_id}.parquet",
         status="results/visual/tsm/videos/{video_id}.status.tsv",
+    log:
+        "logs/video/video_tsm/{video_id}.log",
+    benchmark:
+        "benchmarks/video/video_tsm/{video_id}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    threads: 4
+    resources:
+        gpu=1,
+        mem_mb=16000,
+        runtime=120,
     params:
         code=code_fingerprint("video_tsm"),
         videos_dir=VISUAL["videos_dir"],
@@ -110,17 +122,6 @@ rule video_tsm:
         resize=VISUAL["tsm"]["resize"],
         crop=VISUAL["tsm"]["crop"],
         batch_size=VISUAL["tsm"]["batch_size"],
-    threads: 4
-    resources:
-        gpu=1,
-        mem_mb=16000,
-        runtime=120,
-    log:
-        "logs/video/video_tsm/{video_id}.log",
-    benchmark:
-        "benchmarks/video/video_tsm/{video_id}.tsv"
-    conda:
-        "../envs/torch.yaml"
     script:
         "../workflow/scripts/video_tsm.py"
 
@@ -133,13 +134,13 @@ rule video_tsm_gather:
     output:
         table="results/visual/tsm/tsm.parquet",
         skipped="results/visual/tsm/tsm.skipped.tsv",
-    params:
-        code=code_fingerprint("video_gather"),
-        kind="tsm_segments",
     log:
         "logs/video/video_tsm_gather.log",
     conda:
         "../envs/torch.yaml"
+    params:
+        code=code_fingerprint("video_gather"),
+        kind="tsm_segments",
     script:
         "../workflow/scripts/video_gather.py"
 
@@ -154,12 +155,12 @@ rule video_import_upstream_tsm:
         verified="results/dataset/upstream-checksums.tsv",
     output:
         "results/visual/tsm/upstream.parquet",
-    params:
-        code=code_fingerprint("video_import_upstream_tsm"),
     log:
         "logs/video/video_import_upstream_tsm.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("video_import_upstream_tsm"),
     script:
         "../workflow/scripts/video_import_upstream_tsm.py"
 
@@ -171,13 +172,13 @@ rule video_align:
         segments="results/visual/tsm/{source}.parquet",
     output:
         "results/visual/aligned/{source}.parquet",
-    params:
-        code=code_fingerprint("video_align"),
-        timing="clips",
     log:
         "logs/video/video_align/{source}.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("video_align"),
+        timing="clips",
     script:
         "../workflow/scripts/video_align.py"
 
@@ -191,13 +192,13 @@ rule video_align_paper:
         csv=upstream("youcook2/reviewed_0812.csv"),
     output:
         "results/visual/aligned/{source}.paper.parquet",
-    params:
-        code=code_fingerprint("video_align"),
-        timing="upstream",
     log:
         "logs/video/video_align_paper/{source}.log",
     conda:
         "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("video_align"),
+        timing="upstream",
     script:
         "../workflow/scripts/video_align.py"
 
@@ -215,16 +216,16 @@ rule video_tuples_paper:
         visual="results/tuples/visual-{source}-paper.parquet",
         naive="results/tuples/fusion-naive-{source}-paper.parquet",
         oracle="results/tuples/fusion-oracle-{source}-paper.parquet",
+    log:
+        "logs/video/video_tuples_paper/{source}.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         code=code_fingerprint("video_tuples"),
         source="{source}",
         variant="paper",
         tie_key=VISUAL["paper"]["tie_key"],
         max_rank=VISUAL["max_rank"],
-    log:
-        "logs/video/video_tuples_paper/{source}.log",
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/video_tuples.py"
 
@@ -242,6 +243,10 @@ rule video_tuples_corrected:
         visual="results/tuples/visual-{source}-corrected.parquet",
         naive="results/tuples/fusion-naive-{source}-corrected.parquet",
         oracle="results/tuples/fusion-oracle-{source}-corrected.parquet",
+    log:
+        "logs/video/video_tuples_corrected/{source}.log",
+    conda:
+        "../envs/cpu.yaml"
     params:
         code=code_fingerprint("video_tuples"),
         source="{source}",
@@ -250,10 +255,6 @@ rule video_tuples_corrected:
         wordnet_expansion=VISUAL["corrected"]["wordnet_expansion"],
         wordnet_max_senses=VISUAL["corrected"]["wordnet_max_senses"],
         max_rank=VISUAL["max_rank"],
-    log:
-        "logs/video/video_tuples_corrected/{source}.log",
-    conda:
-        "../envs/cpu.yaml"
     script:
         "../workflow/scripts/video_tuples.py"
 
@@ -261,5 +262,9 @@ rule video_tuples_corrected:
 rule visual_all:
     "Every visual and fusion system."
     input:
-        expand("results/tuples/{kind}-{source}-{variant}.parquet", kind=list(VISUAL_KINDS.values()),
-               source=VISUAL["sources"], variant=VISUAL["variants"]),
+        expand(
+            "results/tuples/{kind}-{source}-{variant}.parquet",
+            kind=list(VISUAL_KINDS.values()),
+            source=VISUAL["sources"],
+            variant=VISUAL["variants"],
+        ),

@@ -26,10 +26,6 @@ def test_snakemake_lint_passes():
     assert "Congratulations, your workflow is in a good condition!" in output
 
 
-# Remove this mark once the rule files are formatted (`snakefmt Snakefile rules`): strict, so the
-# test fails as soon as they are, until the mark goes and the check guards them for good.
-@pytest.mark.xfail(strict=True, reason="rule files not yet formatted by snakefmt (issue 38: the merger "
-                   "runs `snakefmt Snakefile rules` once the rule files stop moving)")
 def test_rule_files_are_formatted_by_snakefmt():
     files = ["Snakefile", *sorted(str(p.relative_to(REPO)) for p in (REPO / "rules").glob("*.smk"))]
     done = run([str(BIN / "snakefmt"), "--check", *files], timeout=300)
