@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from cookproc.keyclips import finetune as ft
+from cookproc.keyclips import frozen_bottom as fb
 from cookproc.learn.folds import clip_folds, read_folds, split_indices
 from cookproc.learn.inputs import read_clips_parquet
 from cookproc.keyclips.neural import set_torch_threads
@@ -60,7 +61,7 @@ def main() -> None:
     projected = {}
     for layers in args.layers:
         start = time.perf_counter()
-        bottom = ft.load_bottom(args.encoder, sample, layers, max_length=base_cfg.max_length)
+        bottom = fb.load_bottom(args.encoder, sample, layers, max_length=base_cfg.max_length)
         bottom_s = time.perf_counter() - start
         cfg = ft.FinetuneConfig(layers=layers)
         start = time.perf_counter()

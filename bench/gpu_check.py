@@ -143,6 +143,7 @@ def check_finetune(rule: str, encoder: str, cfg_dict: dict, device: str, args, c
     import torch
 
     from cookproc.keyclips import finetune as ft
+    from cookproc.keyclips import frozen_bottom as fb
 
     path, weights = encoder_folder(encoder, root, tiny=args.tiny)
     on_cuda = device.startswith("cuda")
@@ -156,7 +157,7 @@ def check_finetune(rule: str, encoder: str, cfg_dict: dict, device: str, args, c
     labels = np.arange(n) % 4 == 0
     clock, t = Clock(device), {}
     with clock(t, "bottom"):
-        bottom = ft.load_bottom(path, text, cfg.layers, max_length=cfg.max_length, device=device)
+        bottom = fb.load_bottom(path, text, cfg.layers, max_length=cfg.max_length, device=device)
     train = np.arange(steps * cfg.batch_size)
     val = np.arange(len(train), len(train) + cfg.batch_size)
     warm = ft.FinetuneConfig(**{**cfg.__dict__})

@@ -19,7 +19,8 @@ import time
 import yaml
 
 from cookproc.learn.crossval import cross_validate
-from cookproc.keyclips.finetune import FinetuneConfig, finetune_folds, load_bottom
+from cookproc.keyclips.finetune import FinetuneConfig, finetune_folds
+from cookproc.keyclips.frozen_bottom import load_bottom
 from cookproc.learn.folds import clip_folds, read_folds
 from cookproc.learn.inputs import frame_sets, read_clips_parquet, text_inputs, tsm_sets
 from cookproc.keyclips.neural import TunedSentences, run_neural, set_torch_threads

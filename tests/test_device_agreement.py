@@ -12,6 +12,7 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 
 from cookproc.core.torch_runtime import configure_torch  # noqa: E402
 from cookproc.keyclips import finetune as ft  # noqa: E402
+from cookproc.keyclips import frozen_bottom as fb
 from test_keyclip_deploy import _clips, _train  # noqa: E402
 from test_keyclip_finetune import _sentences, _tiny_bert  # noqa: E402
 
@@ -34,8 +35,8 @@ def _reset_determinism():
 
 def test_frozen_bottom_and_tuned_vectors_match_the_cpu(bert):
     sentences, labels = _sentences(80)
-    cpu = ft.load_bottom(bert, sentences, 1)
-    gpu = ft.load_bottom(bert, sentences, 1, device="cuda")
+    cpu = fb.load_bottom(bert, sentences, 1)
+    gpu = fb.load_bottom(bert, sentences, 1, device="cuda")
     for i in range(len(sentences)):
         np.testing.assert_allclose(gpu.states[i].numpy(), cpu.states[i].numpy(), atol=EMBEDDING_TOL)
     net, _ = ft.train_top(cpu, labels, np.arange(60), np.arange(60, 80), ft.FinetuneConfig(layers=1, batch_size=8), 0)
@@ -48,7 +49,7 @@ def test_frozen_bottom_and_tuned_vectors_match_the_cpu(bert):
 def test_gpu_fine_tuning_trains_and_repeats_bit_for_bit_when_deterministic(bert):
     sentences, labels = _sentences(120)
     configure_torch(1, "cuda", deterministic=True)
-    bottom = ft.load_bottom(bert, sentences, 1, device="cuda")
+    bottom = fb.load_bottom(bert, sentences, 1, device="cuda")
     cfg = ft.FinetuneConfig(layers=1, epochs=10, lr=1e-2, head_lr=5e-2, batch_size=8, chunk_batches=4)
     runs = [ft.finetune_sentence_vectors(bottom, labels, np.arange(90), np.arange(90, 120), cfg, 0) for _ in range(2)]
     assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
@@ -59,7 +60,7 @@ def test_gpu_fine_tuning_trains_and_repeats_bit_for_bit_when_deterministic(bert)
 
 def test_gpu_mixed_precision_trains_within_reach_of_float32(bert):
     sentences, labels = _sentences(120)
-    bottom = ft.load_bottom(bert, sentences, 1, device="cuda")
+    bottom = fb.load_bottom(bert, sentences, 1, device="cuda")
     cfg = ft.FinetuneConfig(layers=1, epochs=10, lr=1e-2, head_lr=5e-2, batch_size=8, chunk_batches=4,
                             mixed_precision="bf16")
     _, head, _ = ft.finetune_sentence_vectors(bottom, labels, np.arange(90), np.arange(90, 120), cfg, 0)

@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from cookproc.keyclips import finetune as ft
-from cookproc.keyclips.finetune import (FinetuneConfig, finetune_folds, finetune_sentence_vectors, length_batches,
-                                        load_bottom)
+from cookproc.keyclips import frozen_bottom as fb
+from cookproc.keyclips.finetune import FinetuneConfig, finetune_folds, finetune_sentence_vectors
+from cookproc.keyclips.frozen_bottom import length_batches, load_bottom
 from cookproc.keyclips.sentence_encoder import mean_pool
 from cookproc.learn.tuned_vectors import read_tuned_vectors, tuned_vectors_table
 
@@ -236,7 +237,7 @@ def test_a_batch_gathered_on_the_device_equals_the_states_padded_on_the_host(ber
     bottom = load_bottom(bert, sentences, 1)
     for idx in ([0], [3, 1, 2], list(range(39, -1, -2))):
         states, mask = bottom.batch(idx)
-        padded, padded_mask = ft._pad([bottom.states[i] for i in idx])
+        padded, padded_mask = fb._pad([bottom.states[i] for i in idx])
         assert torch.equal(states, padded) and torch.equal(mask, padded_mask)
 
 
@@ -256,7 +257,7 @@ def _train_top_per_step(bottom, labels, train_idx, val_idx, cfg, seed):
     for _ in range(cfg.epochs):
         net.train()
         for b in length_batches(train_idx, bottom.lengths, cfg.batch_size, cfg.chunk_batches, gen):
-            states, mask = ft._pad([bottom.states[i] for i in b])
+            states, mask = fb._pad([bottom.states[i] for i in b])
             opt.zero_grad()
             loss = loss_fn(net(states, mask), y[torch.from_numpy(b)])
             loss.backward()

@@ -96,8 +96,6 @@ def test_the_library_never_imports_snakemake():
     assert not bad, "the library imports snakemake (scripts and rule files may; the library may not):\n" + "\n".join(bad)
 
 
-@pytest.mark.xfail(strict=False, reason="issue 38 target, not reached yet: modules are being split "
-                   f"(largest under {LARGEST_MODULE_LINES} lines)")
 def test_largest_module_is_under_the_limit():
     lengths = {str(p.relative_to(REPO)): len(p.read_text(encoding="utf-8").splitlines()) for p in library_modules()}
     over = sorted(((n, path) for path, n in lengths.items() if n >= LARGEST_MODULE_LINES), reverse=True)

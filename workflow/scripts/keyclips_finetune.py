@@ -6,7 +6,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
 
     from cookproc.core.torch_runtime import configure_torch
-    from cookproc.keyclips.finetune import FinetuneConfig, finetune_folds, load_bottom
+    from cookproc.keyclips.finetune import FinetuneConfig, finetune_folds
+    from cookproc.keyclips.frozen_bottom import load_bottom
     from cookproc.learn.folds import clip_folds, read_folds
     from cookproc.learn.inputs import read_clips_parquet
     from cookproc.learn.tuned_vectors import tuned_vectors_schema, tuned_vectors_table

@@ -42,7 +42,8 @@ from cookproc.core.errors import InputError
 from cookproc.learn.artifact import (DeployedModel, ModelFormat, card_text, markdown_table, no_held_out_score,
                                      training_clips, training_split, training_summary, validation_recipes)
 from cookproc.learn.crossval import blend_scores
-from cookproc.keyclips.finetune import (FinetuneConfig, FrozenBottom, TunedTop, bottom_encoder, load_bottom, train_top,
+from cookproc.keyclips.frozen_bottom import FrozenBottom, bottom_encoder, load_bottom
+from cookproc.keyclips.finetune import (FinetuneConfig, TunedTop, train_top,
                                         tuned_outputs)
 from cookproc.learn.inputs import text_inputs
 from cookproc.keyclips.lexical import build_vocabulary, token_matrix
