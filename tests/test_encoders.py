@@ -91,6 +91,6 @@ def test_resolve_names_and_folders(tmp_path, monkeypatch):
 
 def test_install_root_is_the_repository_data_folder_unless_overridden(tmp_path, monkeypatch):
     monkeypatch.delenv("COOKPROC_ENCODERS", raising=False)
-    assert encoders.install_root() == Path(encoders.__file__).resolve().parents[2] / "data" / "encoders"
+    assert encoders.install_root() == Path(encoders.__file__).resolve().parents[3] / "data" / "encoders"
     monkeypatch.setenv("COOKPROC_ENCODERS", str(tmp_path))
     assert encoders.install_root() == tmp_path

@@ -354,7 +354,8 @@ def test_editing_any_library_module_changes_exactly_the_fingerprints_of_the_rule
 
 # End to end: a module every script runs, leaf modules of single stages, the compiled module's C
 # source, and a module no rule's script runs (the plan must then be empty).
-PLAN_MODULES = ["core/logs.py", "stats.py", "metrics.py", "_fuzz.c", "srl/tagger.py", "keyclips/net.py", "core/fingerprint.py"]
+PLAN_MODULES = ["core/logs.py", "evaluation/stats.py", "evaluation/metrics.py", "evaluation/_fuzz.c", "srl/tagger.py",
+                "keyclips/net.py", "core/fingerprint.py"]
 
 
 @pytest.mark.parametrize("module", PLAN_MODULES)
@@ -471,8 +472,8 @@ def test_compiled_module_counts_by_its_c_source(tmp_path):
     scorer.write_text("from cookproc.evaluation.metrics import score_keyclips\n")
     other = tmp_path / "other.py"
     other.write_text("import cookproc.core.errors\n")
-    assert library / "_fuzz.c" in imported_library_files(scorer, library)
-    assert library / "_fuzz.c" not in imported_library_files(other, library)
+    assert library / "evaluation" / "_fuzz.c" in imported_library_files(scorer, library)
+    assert library / "evaluation" / "_fuzz.c" not in imported_library_files(other, library)
 
 
 def test_a_damaged_intermediate_fails_naming_it_and_the_next_plain_run_rebuilds_it(sandbox, work, tmp_path):

@@ -229,7 +229,7 @@ def _software(in_job: bool = True) -> dict[str, Any]:
     for module in SOFTWARE if in_job else ("numpy", "pyarrow"):
         if module in sys.modules:
             versions[module] = getattr(sys.modules[module], "__version__", None)
-    if _encoders:
+    if in_job and _encoders:
         versions["encoders"] = [_encoders[name] for name in sorted(_encoders)]
     return versions
 
