@@ -137,6 +137,42 @@ def test_footer_damage_that_changes_values_is_caught_by_the_column_digests(tmp_p
         read_table(path)
 
 
+def test_a_changed_provenance_entry_is_damage_not_a_different_history(tmp_path):
+    """The provenance text sits in the footer, where no page checksum reaches: its digest, stored
+    with the column digests, makes a changed byte there an error for readers of data and of lineage."""
+    from cookproc.core import provenance
+
+    path = tmp_path / "t.parquet"
+    written(path)
+    data = path.read_bytes()
+    entry = pq.read_metadata(path).metadata[provenance.PROVENANCE_KEY]
+    pos = data.rindex(entry) + entry.index(b'"format"') + 2  # "format" -> "gormat": still valid JSON
+    copy = bytearray(data)
+    copy[pos] ^= 0x01
+    path.write_bytes(bytes(copy))
+    with pytest.raises(IntermediateError, match="footer entry 'cookproc.provenance' differs"):
+        read_table(path)
+    with pytest.raises(provenance.ProvenanceError, match="differs from what was written"):
+        provenance.stored_provenance(pq.read_metadata(path).metadata)
+
+
+def test_a_removed_provenance_entry_is_damage_and_files_written_before_it_was_covered_still_read(tmp_path):
+    from cookproc.core import provenance
+
+    path = tmp_path / "t.parquet"
+    table = written(path)
+    metadata = dict(pq.read_metadata(path).metadata)
+    stripped = {k: v for k, v in metadata.items() if k != provenance.PROVENANCE_KEY}
+    pq.write_table(table.replace_schema_metadata(stripped), path, write_page_checksum=True)
+    with pytest.raises(IntermediateError, match="footer entry 'cookproc.provenance' is missing"):
+        read_table(path)
+    # The digest entry of earlier versions listed columns only: such a file reads as before.
+    older = {**integrity.digest_metadata(table), provenance.PROVENANCE_KEY: metadata[provenance.PROVENANCE_KEY]}
+    pq.write_table(table.replace_schema_metadata(older), path, write_page_checksum=True)
+    assert read_table(path).to_pylist() == table.to_pylist()
+    assert provenance.stored_provenance(pq.read_metadata(path).metadata)["format"] == provenance.PROVENANCE_FORMAT
+
+
 def test_a_damaged_workflow_output_is_moved_aside_and_the_message_says_how_to_rebuild(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = Path("results/keyclips/sys.parquet")

@@ -4,7 +4,8 @@ Page checksums (CRC32, written and verified by ``cookproc.core.schemas``) cover 
 headers and the footer (schema, offsets, row counts, key-value metadata) are unprotected, so a
 flipped byte there can make a file read back *different* data without an error. ``write_parquet``
 therefore also stores, in the footer's key-value metadata, a BLAKE2b digest of each column's
-content, and ``read_table`` recomputes the digests of the columns it reads.
+content and of the provenance entry beside it, and ``read_table`` recomputes the digests of the
+columns it reads and checks the provenance entry's.
 
 A digest covers the column's Arrow type, its length, which slots are null and the values, never
 the buffer layout: chunking, slice offsets, an absent validity bitmap and the bytes under null
@@ -152,10 +153,20 @@ def column_digest(column: pa.ChunkedArray | pa.Array) -> str:
     return hasher.digest().hex()
 
 
-def digest_metadata(table: pa.Table) -> dict[bytes, bytes]:
-    """The key-value metadata entry that records the digest of every column of ``table``."""
+def _entry_digest(value: bytes) -> str:
+    hasher = _blake2b()
+    hasher.update(value)
+    return hasher.hexdigest()
+
+
+def digest_metadata(table: pa.Table, entries: Mapping[bytes, bytes] | None = None) -> dict[bytes, bytes]:
+    """The key-value metadata entry that records the digest of every column of ``table`` and of
+    each of the other footer ``entries`` (the provenance), which no page checksum covers."""
     digests = {name: column_digest(table.column(name)) for name in table.column_names}
-    value = json.dumps({"format": DIGEST_FORMAT, "columns": digests}, sort_keys=True, separators=(",", ":"))
+    record = {"format": DIGEST_FORMAT, "columns": digests}
+    if entries:
+        record["entries"] = {key.decode("utf-8"): _entry_digest(value) for key, value in sorted(entries.items())}
+    value = json.dumps(record, sort_keys=True, separators=(",", ":"))
     return {DIGESTS_KEY: value.encode("utf-8")}
 
 
@@ -163,20 +174,37 @@ class Damage(Exception):
     """A file cannot be read back as it was written (the message says why)."""
 
 
-def stored_digests(metadata: Mapping[bytes, bytes] | None) -> dict[str, str] | None:
-    """The column digests of a file's key-value metadata; None when it has none (a file this
-    workflow did not write, or wrote before digests existed)."""
+def _stored_record(metadata: Mapping[bytes, bytes] | None) -> dict | None:
     if not metadata or DIGESTS_KEY not in metadata:
         return None
     try:
         entry = json.loads(metadata[DIGESTS_KEY].decode("utf-8"))
-        digests = entry["columns"]
+        digests, entries = entry["columns"], entry.get("entries", {})
         if entry["format"] != DIGEST_FORMAT or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in digests.items()):
+                isinstance(k, str) and isinstance(v, str) for k, v in (*digests.items(), *entries.items())):
             raise ValueError
     except (ValueError, KeyError, TypeError, AttributeError):
         raise Damage("its column digests are unreadable") from None
-    return digests
+    return entry
+
+
+def stored_digests(metadata: Mapping[bytes, bytes] | None) -> dict[str, str] | None:
+    """The column digests of a file's key-value metadata; None when it has none (a file this
+    workflow did not write, or wrote before digests existed)."""
+    entry = _stored_record(metadata)
+    return None if entry is None else entry["columns"]
+
+
+def verify_entries(metadata: Mapping[bytes, bytes] | None) -> None:
+    """Check the footer entries whose digests were stored with the column digests (the provenance:
+    files written before it was covered list none). A file without digests passes unchecked."""
+    entry = _stored_record(metadata)
+    for key, digest in ({} if entry is None else entry.get("entries", {})).items():
+        value = metadata.get(key.encode("utf-8"))
+        if value is None:
+            raise Damage(f"its footer entry {key!r} is missing")
+        if _entry_digest(value) != digest:
+            raise Damage(f"its footer entry {key!r} differs from what was written")
 
 
 def verify_digests(table: pa.Table, digests: Mapping[str, str]) -> None:

@@ -48,7 +48,8 @@ def write_parquet(table: pa.Table, path: str | os.PathLike, schema: pa.Schema, *
     table = conform(table, schema, what=str(path))
     if sort_keys:
         table = sort_by_key(table, sort_keys)
-    table = table.replace_schema_metadata({**integrity.digest_metadata(table), **provenance.metadata_entry()})
+    entries = provenance.metadata_entry()
+    table = table.replace_schema_metadata({**integrity.digest_metadata(table, entries), **entries})
     with atomic_output(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", write_statistics=True,
                        use_dictionary=True, store_schema=True, write_page_checksum=True)
@@ -75,6 +76,7 @@ def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None, requir
         with pq.ParquetFile(path, page_checksum_verification=True) as handle:
             names = handle.schema_arrow.names
             digests = integrity.stored_digests(handle.metadata.metadata)
+            integrity.verify_entries(handle.metadata.metadata)
             if digests is None and require_digests:
                 raise integrity.Damage("it carries no column digests, so this workflow did not write it as it is")
             if digests is not None and sorted(digests) != sorted(names):

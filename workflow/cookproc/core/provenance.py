@@ -39,6 +39,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
+from cookproc.core import integrity
 from cookproc.core.digests import compact, file_digest, plain, sha256_file, sha256_text
 
 PROVENANCE_KEY = b"cookproc.provenance"
@@ -282,6 +283,10 @@ class ProvenanceError(ValueError):
 def stored_provenance(metadata: Mapping[bytes, bytes] | None) -> dict | None:
     """The provenance in a file's key-value metadata; None when it has none (a file this workflow
     did not write, or wrote before provenance existed)."""
+    try:
+        integrity.verify_entries(metadata)
+    except integrity.Damage as exc:
+        raise ProvenanceError(str(exc)) from None
     if not metadata or PROVENANCE_KEY not in metadata:
         return None
     try:
