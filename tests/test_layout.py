@@ -5,7 +5,8 @@ Read from the source with `ast` (imports at module level and inside functions al
 resolved), so a lazy import cannot hide an edge. The layering:
 
     core  <-  data  <-  learn  <-  stages (srl, kiddon, video, keyclips, supervised)
-    evaluation and app sit above; no stage imports another stage; nothing imports snakemake.
+    evaluation above the stages, app on top (evaluation never imports it); no stage imports another
+    stage; nothing imports snakemake.
 """
 from __future__ import annotations
 
@@ -72,6 +73,12 @@ def test_every_module_lives_in_a_package_of_the_layering():
 def test_no_stage_imports_another_stage():
     bad = violations(lambda source, target: not (source in STAGES and target in STAGES))
     assert not bad, "a stage imports another stage (move the shared code to cookproc.learn or data):\n" + "\n".join(bad)
+
+
+def test_evaluation_never_imports_the_app():
+    """The app (user files, documents, corpora) sits on top: scoring never depends on it."""
+    bad = violations(lambda source, target: not (source == "evaluation" and target == "app"))
+    assert not bad, "cookproc.evaluation imports cookproc.app:\n" + "\n".join(bad)
 
 
 @pytest.mark.parametrize("package", sorted(MAY_IMPORT))

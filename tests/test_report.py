@@ -189,7 +189,7 @@ def test_html_report_in_chromium(tmp_path, tiny_upstream):
 
 def test_procedure_page_lists_the_key_steps_in_order_with_their_probability():
     from cookproc.app.documents import ClipExtraction, ProcedureTuple, procedure_document
-    from cookproc.evaluation.report import procedure_html
+    from cookproc.app.report_pages import procedure_html
     from cookproc.app.clips import Clip
     from test_procedures import SETTINGS
 
@@ -215,7 +215,7 @@ def test_procedure_page_lists_the_key_steps_in_order_with_their_probability():
 
 def test_corpus_summary_counts_steps_per_video_and_ranks_verbs_and_arguments():
     from cookproc.app.corpus import CORPUS_CLIPS
-    from cookproc.evaluation.report import corpus_summary_html
+    from cookproc.app.report_pages import corpus_summary_html
 
     def row(video, i, key, verbs, args):
         return {"video_id": video, "clip_idx": i, "source": f"{video}.txt", "start_s": None, "end_s": None,
@@ -241,7 +241,7 @@ def test_the_corpus_summary_added_shard_by_shard_is_the_whole_tables():
     import pyarrow.compute as pc
 
     from cookproc.app.corpus import CORPUS_CLIPS
-    from cookproc.evaluation.report import CorpusSummary, corpus_summary_html
+    from cookproc.app.report_pages import CorpusSummary, corpus_summary_html
 
     rng = random.Random(3)
     rows = [{"video_id": f"v{v}", "clip_idx": i, "source": f"v{v}.txt", "start_s": None, "end_s": None,

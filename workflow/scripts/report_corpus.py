@@ -5,7 +5,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import os
 
     from cookproc.core.parquet_io import atomic_write_text
-    from cookproc.evaluation.report import page, summarise_corpus
+    from cookproc.app.report_pages import summarise_corpus
+    from cookproc.evaluation.report import page
 
     smk = snakemake  # noqa: F821
     summary = summarise_corpus(os.path.dirname(smk.input.dataset))

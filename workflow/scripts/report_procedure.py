@@ -5,7 +5,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
 
     from cookproc.core.parquet_io import atomic_write_text
-    from cookproc.evaluation.report import page, procedure_html
+    from cookproc.app.report_pages import procedure_html
+    from cookproc.evaluation.report import page
 
     with open(snakemake.input.json, encoding="utf-8") as handle:  # noqa: F821
         document = json.load(handle)
