@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from cookproc.core.errors import InputError
-from cookproc.evaluation.render import BlockError, check_text, render_text
+from cookproc.evaluation.render import BlockError, check_text, lint_text, render_text
 
 FORMAT = "cookproc.evaluation.numbers"
 FORMAT_VERSION = 1
@@ -150,11 +150,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m cookproc.evaluation.numbers",
         description="Render the README's and docs' result tables from results/numbers.json, or check them.")
-    parser.add_argument("action", choices=["render", "check"],
-                        help="render: rewrite every numbers block; check: exit 1 naming each block that differs")
-    parser.add_argument("files", nargs="+", help="Markdown files with <!-- numbers:KIND ... --> blocks")
+    parser.add_argument("action", choices=["render", "check", "lint"],
+                        help="render: rewrite every numbers block and value; check: exit 1 naming each block or "
+                             "value that differs; lint: exit 1 naming each malformed one (no numbers file needed)")
+    parser.add_argument("files", nargs="+",
+                        help="Markdown files with <!-- numbers:KIND ... --> blocks and <!-- n:KIND ... --> values")
     parser.add_argument("--numbers", default=DEFAULT_FILE, help=f"the numbers file (default {DEFAULT_FILE})")
     args = parser.parse_args(argv)
+    if args.action == "lint":
+        try:
+            problems = [p for file in args.files for p in lint_text(Path(file).read_text(encoding="utf-8"), file)]
+        except OSError as exc:
+            print(f"numbers: error: {exc}", file=sys.stderr)
+            return 2
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        print(f"{len(args.files)} file(s) linted: " + (f"{len(problems)} problem(s)" if problems else "well formed"))
+        return 1 if problems else 0
     try:
         numbers = read_numbers(args.numbers)
         problems, changed = [], []
@@ -176,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rendered {len(changed)} file(s) from {args.numbers}: {', '.join(changed) or 'no change'}")
     else:
         print(f"{len(args.files)} file(s) checked against {args.numbers}: "
-              + (f"{len(problems)} block(s) differ" if problems else "every block matches"))
+              + (f"{len(problems)} block(s) or value(s) differ" if problems else "every block and value matches"))
     return 1 if problems else 0
 
 

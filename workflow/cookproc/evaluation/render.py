@@ -1,5 +1,6 @@
 """The README's and docs' result tables, rendered from ``results/numbers.json``
-(:mod:`cookproc.evaluation.numbers`) and checked against it.
+(:mod:`cookproc.evaluation.numbers`) and checked against it; the figures in their prose too
+(``<!-- n:KIND ... -->VALUE<!-- /n -->``, :mod:`cookproc.evaluation.render_inline`).
 
 The README and docs hold blocks between ``<!-- numbers:KIND attr=value ... -->`` and
 ``<!-- /numbers -->``. :func:`render_text` rewrites each block's body from the file (a stamp line
@@ -170,13 +171,19 @@ def _run_times(numbers, attrs):
     return _table(["benchmark file", "seconds", "max RSS (MB)"], out)
 
 
+def _stamp_only(numbers, attrs):
+    """A ``stamp`` block: the stamp line alone, for the figures in a document's prose
+    (:mod:`cookproc.evaluation.render_inline`)."""
+    return []
+
+
 KINDS = {"table4": _table4, "table5": _table5, "seeds": _seeds, "intervals": _intervals, "models": _models,
-         "run-times": _run_times}
+         "run-times": _run_times, "stamp": _stamp_only}
 #: Each kind's attributes: the required one first, then the optional ones.
 ATTRS = {"table4": ("systems", "metrics", "digits"),
          "table5": ("rows", "keyclips", "countings", "cells", "values", "digits"),
          "seeds": ("systems", "metrics", "digits"), "intervals": ("rows", "metric", "digits"),
-         "models": ("models", "digits"), "run-times": ("jobs",)}
+         "models": ("models", "digits"), "run-times": ("jobs",), "stamp": ()}
 STAMP_START = "*Numbers from "
 
 
@@ -188,7 +195,7 @@ def block_attrs(kind: str, attrs: str) -> dict[str, str]:
     unknown = sorted(set(parsed) - set(ATTRS[kind]))
     if unknown:
         raise BlockError(f"unknown attributes {unknown} of a {kind} block; known: {list(ATTRS[kind])}")
-    if ATTRS[kind][0] not in parsed:
+    if ATTRS[kind] and ATTRS[kind][0] not in parsed:
         raise BlockError(f"a {kind} block needs {ATTRS[kind][0]}=...")
     return parsed
 
@@ -197,7 +204,7 @@ def render_block(kind: str, attrs: str, numbers: Mapping) -> str:
     """A block's body: the stamp line, a blank line, the table (each line ending in a newline)."""
     attributes = block_attrs(kind, attrs)  # checks the kind too
     table = KINDS[kind](numbers, attributes)
-    return "\n".join([stamp(numbers["run"]), "", *table]) + "\n"
+    return "\n".join([stamp(numbers["run"]), *([""] + table if table else [])]) + "\n"
 
 
 def lint_text(text: str, name: str = "<text>") -> list[str]:
@@ -217,9 +224,11 @@ def lint_text(text: str, name: str = "<text>") -> list[str]:
         lines = match["body"].splitlines()
         if not lines or not lines[0].startswith(STAMP_START):
             problems.append(f"{where}: the first line must be a stamp starting {STAMP_START!r}")
-        if not any(line.startswith("|") for line in lines):
+        if match["kind"] != "stamp" and not any(line.startswith("|") for line in lines):
             problems.append(f"{where}: no table")
-    return problems
+    from cookproc.evaluation.render_inline import lint_values  # builds on this module's lookups
+
+    return problems + lint_values(text, name)
 
 
 def blocks(text: str) -> list[re.Match]:
@@ -240,7 +249,9 @@ def render_text(text: str, numbers: Mapping, name: str = "<text>") -> str:
             raise BlockError(f"{_where(name, text, match)}: {exc}") from None
         out += [text[end:match.start("body")], body]
         end = match.end("body")
-    return "".join(out) + text[end:]
+    from cookproc.evaluation.render_inline import render_values  # builds on this module's lookups
+
+    return render_values("".join(out) + text[end:], numbers, name)
 
 
 def first_difference(found: str, expected: str) -> str | None:
@@ -278,7 +289,9 @@ def check_text(text: str, numbers: Mapping, name: str = "<text>") -> list[str]:
         difference = first_difference(_drop_stamp(found), _drop_stamp(expected))
         if difference:
             problems.append(f"{where}: {difference}")
-    return problems
+    from cookproc.evaluation.render_inline import check_values  # builds on this module's lookups
+
+    return problems + check_values(text, numbers, name)
 
 
 def _drop_stamp(body: str) -> str:

@@ -1,0 +1,127 @@
+"""Result figures in the docs' prose (cookproc.evaluation.render_inline): ``<!-- n:KIND ... -->VALUE<!-- /n -->``
+rendered from a numbers file, checked against it, and linted without one."""
+import subprocess
+import sys
+
+import pytest
+
+from cookproc.evaluation import numbers as nb
+from cookproc.evaluation import render
+
+RUN = {"commit": "0123456789abcdef", "dirty": False, "date": "2026-12-04", "config_digest": "c0ffee", "code": "d1"}
+STAMP = "<!-- numbers:stamp -->\n*Numbers from run 0123456, 2026-12-04 (`results/numbers.json`).*\n<!-- /numbers -->\n"
+
+
+def toy_numbers():
+    cells = [("oracle", "oracle", "verbs", "exact", 9), ("oracle", "oracle", "arguments", "partial", 9),
+             ("up", "predicted", "verbs", "exact", 15), ("up", "predicted", "arguments", "partial", 15),
+             ("up", "predicted-masked", "verbs", "exact", 9), ("up", "predicted-masked", "arguments", "partial", 9)]
+    table5 = [{"system": "srl-heur", "keyclips": k, "counting": c, "field": f, "mode": m, "n_clips": n,
+               "precision": 10.0 + i, "recall": 20.0 + i, "f1": 30.0 + i} for i, (k, c, f, m, n) in enumerate(cells)]
+    seeds = [{"system": "neural-text", "run": run, "accuracy": acc, "f1": f1}
+             for run, acc, f1 in [("seed 0", 83.3, 66.2), ("seed 1", 83.4, 66.3), ("mean", 83.35, 66.25),
+                                  ("std", 0.0707, 0.0707)]]
+    models = {"keyclips-neural-text": {"crossval": {"system": "neural-text", "runs": [
+                  {"run": "seed 0", "accuracy": 82.14, "f1": 65.91}],
+                  "intervals": {"metrics": {"f1": [64.0, 67.8]}}}},
+              "tuples-supervised-text": {"crossval": {"system": "supervised-text", "cells": [
+                  {"field": "verbs", "mode": "exact", "metric": "f1", "value": 60.21, "ci_low": 57.9, "ci_high": 62.5},
+                  {"field": "arguments", "mode": "partial", "metric": "f1", "value": 70.64, "ci_low": 69.4,
+                   "ci_high": 71.8}]}}}
+    return {"format": nb.FORMAT, "format_version": nb.FORMAT_VERSION, "run": RUN, "models": models,
+            "run_times": {"benchmarks/srl/train_srl.tsv": {"s": 2790.0, "max_rss_mb": 2150.0}},
+            "table4": [{"system": "upstream-neural", "accuracy": 77.66, "f1": 60.84}], "table5": table5,
+            "table4_ci": [{"system": "upstream-neural", "metric": "f1", "value": 60.84, "ci_low": 58.04,
+                           "ci_high": 63.51}],
+            "seeds": seeds}
+
+
+PROSE = STAMP + """
+Key clips F1 <!-- n:table4 system=upstream-neural -->0<!-- /n --> [<!-- n:intervals row=upstream-neural bound=low -->0<!-- /n -->, <!-- n:intervals row=upstream-neural bound=high -->0<!-- /n -->];
+tuples <!-- n:table5 row=srl-heur cell=verbs:exact -->0<!-- /n --> (recall <!-- n:table5 row=srl-heur cell=verbs:exact value=recall -->0<!-- /n -->),
+predicted <!-- n:table5 row=srl-heur@up cell=arguments:partial -->0<!-- /n --> / <!-- n:table5 row=srl-heur@up cell=arguments:partial counting=predicted-masked -->0<!-- /n -->;
+seeds <!-- n:seeds system=neural-text -->0<!-- /n --> ± <!-- n:seeds system=neural-text stat=sd -->0<!-- /n -->;
+cards <!-- n:models model=keyclips-neural-text -->0<!-- /n --> [<!-- n:models model=keyclips-neural-text bound=high -->0<!-- /n -->] and <!-- n:models model=tuples-supervised-text field=arguments -->0<!-- /n -->;
+the tagger <!-- n:run-times job=benchmarks/srl/train_srl.tsv unit=min -->0<!-- /n --> min, <!-- n:run-times job=benchmarks/srl/train_srl.tsv value=max_rss_mb unit=GB digits=1 -->0<!-- /n --> GB;
+constant about <!-- n:predicted-counting keyclips=up -->0<!-- /n -->. A quoted `<!-- n:table4 system=x -->` is no value.
+"""
+
+
+def test_render_fills_every_kind_of_value_and_check_then_passes():
+    text = render.render_text(PROSE, toy_numbers(), "doc.md")
+    assert "Key clips F1 <!-- n:table4 system=upstream-neural -->60.8<!-- /n --> [" in text
+    assert "-->58.0<!-- /n -->, " in text and "-->63.5<!-- /n -->];" in text
+    assert "tuples <!-- n:table5 row=srl-heur cell=verbs:exact -->30.0<!-- /n --> (recall " in text
+    assert "value=recall -->20.0<!-- /n -->" in text
+    # Predicted key clips: the paper's counting unless counting= says otherwise.
+    assert "partial -->33.0<!-- /n --> / " in text and "predicted-masked -->35.0<!-- /n -->;" in text
+    assert "seeds <!-- n:seeds system=neural-text -->66.25<!-- /n --> ± " in text and "stat=sd -->0.07<!-- /n -->" in text
+    assert "cards <!-- n:models model=keyclips-neural-text -->65.9<!-- /n --> [" in text
+    assert "bound=high -->67.8<!-- /n -->]" in text and "field=arguments -->70.6<!-- /n -->;" in text
+    assert "unit=min -->46<!-- /n --> min" in text and "digits=1 -->2.1<!-- /n --> GB" in text
+    # n_gold / n_counted of the paper's counting: 9 / 15.
+    assert "keyclips=up -->0.60<!-- /n -->." in text
+    assert render.check_text(text, toy_numbers(), "doc.md") == []
+    assert render.render_text(text, toy_numbers()) == text
+    assert render.lint_text(text, "doc.md") == []
+
+
+def test_check_names_the_file_line_and_marker_of_a_changed_digit():
+    numbers = toy_numbers()
+    text = render.render_text(PROSE, numbers, "doc.md")
+    [problem] = render.check_text(text.replace("-->66.25<", "-->66.26<"), numbers, "doc.md")
+    assert problem == "doc.md, line 8, value <!-- n:seeds system=neural-text -->: is '66.26', the numbers file gives '66.25'"
+    # The numbers file moves on: the value that changed is named, the others pass.
+    numbers["table4"][0]["f1"] = 61.0
+    [problem] = render.check_text(text, numbers, "doc.md")
+    assert problem.startswith("doc.md, line 5, value <!-- n:table4 system=upstream-neural -->: is '60.8'")
+
+
+def test_an_unknown_key_is_an_error_naming_the_marker():
+    numbers = toy_numbers()
+    with pytest.raises(render.BlockError, match=r"doc.md, line 4, value <!-- n:table4 system=nope -->: table4: 0 rows"):
+        render.render_text(STAMP[:-1] + "\nF1 <!-- n:table4 system=nope -->1<!-- /n -->\n", numbers, "doc.md")
+    [problem] = render.check_text("F1 <!-- n:models model=keyclips-neural-text field=verbs -->1<!-- /n -->", numbers)
+    assert "<!-- n:models model=keyclips-neural-text field=verbs -->: model 'keyclips-neural-text' is a key-clip" in problem
+    [problem] = render.check_text("<!-- n:table4 system=upstream-neural metric=auc -->1<!-- /n -->", numbers)
+    assert "no column 'auc'" in problem
+    [problem] = render.check_text("<!-- n:seeds system=neural-text stat=median -->1<!-- /n -->", numbers)
+    assert "stat=median: mean or sd" in problem
+
+
+def test_lint_reports_malformed_markers_and_a_document_without_a_stamp():
+    text = ("a <!-- n:table4 system=x -->1.0\n"  # not closed on its line
+            "b <!-- n:tabel4 system=x -->1.0<!-- /n -->\n"
+            "c <!-- n:table5 row=x -->1.0<!-- /n -->\n"
+            "d <!-- n:table4 system=x metrics=f1 -->1.0<!-- /n -->\n"
+            "e <!-- n:table4 system=x --><!-- /n -->\n")
+    problems = render.lint_text(text, "doc.md")
+    assert problems[0].startswith("doc.md, line 1: a value marker '<!-- n:table4 system=x -->1.0' is not closed")
+    assert problems[1] == ("doc.md, line 2, value <!-- n:tabel4 system=x -->: unknown value kind 'tabel4'; "
+                           "known: ['intervals', 'models', 'predicted-counting', 'run-times', 'seeds', 'table4', 'table5']")
+    assert problems[2] == "doc.md, line 3, value <!-- n:table5 row=x -->: a table5 value needs cell=..."
+    assert "unknown attributes ['metrics'] of a table4 value" in problems[3]
+    assert problems[4] == "doc.md, line 5, value <!-- n:table4 system=x -->: no value between the markers"
+    assert problems[5] == "doc.md: 4 values but no <!-- numbers:stamp --> block saying which run they come from"
+    assert len(problems) == 6
+    assert render.lint_text(STAMP + text.split("\n", 1)[1].replace("tabel4", "table4"), "doc.md")[:1] == [
+        "doc.md, line 5, value <!-- n:table5 row=x -->: a table5 value needs cell=..."]
+
+
+def test_a_stamp_block_renders_the_stamp_line_alone():
+    text = "<!-- numbers:stamp -->\n*Numbers from earlier runs: to be regenerated.*\n<!-- /numbers -->\n"
+    assert render.lint_text(text, "doc.md") == []
+    assert render.render_text(text, toy_numbers()) == STAMP
+    [problem] = render.check_text(text, toy_numbers(), "doc.md")
+    assert problem.startswith("doc.md, block numbers:stamp (line 1): stamp '*Numbers from earlier runs")
+    assert "unknown attributes ['x'] of a stamp block" in render.lint_text(text.replace("stamp", "stamp x=1", 1))[0]
+
+
+def test_the_lint_command_needs_no_numbers_file(tmp_path):
+    doc = tmp_path / "doc.md"
+    doc.write_text(PROSE, encoding="utf-8")
+    lint = [sys.executable, "-m", "cookproc.evaluation.numbers", "lint", str(doc), "--numbers", str(tmp_path / "none")]
+    assert subprocess.run(lint, capture_output=True, text=True).returncode == 0
+    doc.write_text(PROSE.replace("<!-- numbers:stamp -->\n", "").replace("<!-- /numbers -->\n", ""), encoding="utf-8")
+    proc = subprocess.run(lint, capture_output=True, text=True)
+    assert proc.returncode == 1 and "no <!-- numbers:stamp --> block" in proc.stderr
