@@ -194,6 +194,11 @@ FIXTURE_DOC = """# A doc with every kind of block
 
 <!-- numbers:run-times jobs=benchmarks/deploy/keyclip_selector.tsv -->
 <!-- /numbers -->
+
+<!-- numbers:stamp -->
+<!-- /numbers -->
+
+In prose: F1 <!-- n:table4 system=neural-text -->0<!-- /n -->, <!-- n:seeds system=neural-text -->0<!-- /n --> ± <!-- n:seeds system=neural-text stat=sd -->0<!-- /n -->; the card <!-- n:models model=tuples-supervised-text field=verbs -->0<!-- /n -->; the constant <!-- n:predicted-counting keyclips=upstream-neural -->0<!-- /n -->.
 """
 
 
@@ -213,7 +218,14 @@ def test_the_fixture_run_renders_every_block_and_the_check_names_a_changed_numbe
     text = doc.read_text(encoding="utf-8")
     neural = next(r for r in numbers["table4"] if r["system"] == "neural-text")
     assert f"| `neural-text` | {neural['accuracy']:.1f} | {neural['precision']:.1f} |" in text
-    assert text.count(f"*Numbers from run {head[:7]}") == 7
+    assert text.count(f"*Numbers from run {head[:7]}") == 8
+    assert f"F1 <!-- n:table4 system=neural-text -->{neural['f1']:.1f}<!-- /n -->," in text
+    # One seed in the fixture: its score, and no spread.
+    assert f"-->{neural['f1']:.2f}<!-- /n --> ± <!-- n:seeds system=neural-text stat=sd -->–<!-- /n -->;" in text
+    # The predicted-counting constant, measured from Table 5's rows, equals the one rule table5 wrote.
+    [constant] = [r for r in _csv(numbers_run / "results/table5_predicted_counting.csv")
+                  if r["keyclips"] == "upstream-neural" and r["field"] == "verbs"]
+    assert f"-->{float(constant['constant']):.2f}<!-- /n -->." in text
     check = subprocess.run([*cmd[:3], "check", str(doc), *cmd[3:]], capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
 

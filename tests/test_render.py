@@ -77,6 +77,13 @@ def test_check_names_the_file_line_and_marker_of_a_changed_digit():
     assert problem.startswith("doc.md, line 5, value <!-- n:table4 system=upstream-neural -->: is '60.8'")
 
 
+def test_a_single_seed_gives_its_score_and_no_spread():
+    numbers = toy_numbers()
+    numbers["seeds"] = [r for r in numbers["seeds"] if r["run"] == "seed 1"]
+    text = "<!-- n:seeds system=neural-text -->0<!-- /n --> ± <!-- n:seeds system=neural-text stat=sd -->0<!-- /n -->"
+    assert render.render_text(text, numbers) == text.replace("-->0<", "-->66.30<", 1).replace("-->0<", "-->–<")
+
+
 def test_an_unknown_key_is_an_error_naming_the_marker():
     numbers = toy_numbers()
     with pytest.raises(render.BlockError, match=r"doc.md, line 4, value <!-- n:table4 system=nope -->: table4: 0 rows"):

@@ -6,7 +6,8 @@ the kinds read the same rows as :mod:`cookproc.evaluation.render`'s blocks:
 - ``table4 system= [metric=f1]``: a Table 4 cell;
 - ``table5 row=SYSTEM[@KEYCLIPS] cell=FIELD:MODE [counting=] [value=f1]``: a Table 5 cell (counting
   ``oracle`` for oracle key clips, else ``predicted`` unless given);
-- ``seeds system= [metric=f1] [stat=mean|sd]``: a neural selector's mean or sd over seeds;
+- ``seeds system= [metric=f1] [stat=mean|sd]``: a neural selector's mean or sd over seeds (one
+  seed: its score, and no sd, shown "–");
 - ``intervals row= bound=low|high|value [metric=f1]``: a bootstrap interval (rows as in the block);
 - ``models model= [metric=f1] [field=verbs|arguments] [mode=] [bound=value|low|high]``: a deployed
   model's card score (``field`` for the tuple extractor);
@@ -49,8 +50,11 @@ def _seeds(numbers, a):
     rows, stat = _rows(numbers, "seeds"), a.get("stat", "mean")
     if stat not in ("mean", "sd"):
         raise BlockError(f"stat={stat}: mean or sd")
-    row = _find(rows, "seeds", system=a["system"], run={"mean": "mean", "sd": "std"}[stat])
-    return row[a.get("metric", "f1")], 2
+    metric = a.get("metric", "f1")
+    seeds = [r for r in rows if r["system"] == a["system"] and str(r["run"]).startswith("seed")]
+    if len(seeds) == 1:  # one seed: its score, no spread (as the seeds block shows it)
+        return (seeds[0][metric] if stat == "mean" else None), 2
+    return _find(rows, "seeds", system=a["system"], run={"mean": "mean", "sd": "std"}[stat])[metric], 2
 
 
 def _intervals(numbers, a):
