@@ -29,7 +29,7 @@ def toy_numbers():
                   {"field": "arguments", "mode": "partial", "metric": "f1", "value": 70.64, "ci_low": 69.4,
                    "ci_high": 71.8}]}}}
     return {"format": nb.FORMAT, "format_version": nb.FORMAT_VERSION, "run": RUN, "models": models,
-            "run_times": {"benchmarks/srl/train_srl.tsv": {"s": 2790.0, "max_rss_mb": 2150.0}},
+            "run_times": {"benchmarks/srl/train_srl.tsv": {"s": 2790.0, "max_rss_mb": 2180.0}},
             "table4": [{"system": "upstream-neural", "accuracy": 77.66, "f1": 60.84}], "table5": table5,
             "table4_ci": [{"system": "upstream-neural", "metric": "f1", "value": 60.84, "ci_low": 58.04,
                            "ci_high": 63.51}],
@@ -58,7 +58,7 @@ def test_render_fills_every_kind_of_value_and_check_then_passes():
     assert "seeds <!-- n:seeds system=neural-text -->66.25<!-- /n --> ± " in text and "stat=sd -->0.07<!-- /n -->" in text
     assert "cards <!-- n:models model=keyclips-neural-text -->65.9<!-- /n --> [" in text
     assert "bound=high -->67.8<!-- /n -->]" in text and "field=arguments -->70.6<!-- /n -->;" in text
-    assert "unit=min -->46<!-- /n --> min" in text and "digits=1 -->2.1<!-- /n --> GB" in text
+    assert "unit=min -->46<!-- /n --> min" in text and "digits=1 -->2.2<!-- /n --> GB" in text  # 2,180 MB
     # n_gold / n_counted of the paper's counting: 9 / 15.
     assert "keyclips=up -->0.60<!-- /n -->." in text
     assert render.check_text(text, toy_numbers(), "doc.md") == []
