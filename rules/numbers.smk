@@ -11,6 +11,7 @@ rule numbers:
     "Every figure the README and docs state about results, in one file (results/numbers.json)."
     input:
         **({"seeds": "results/keyclips/seed_summary.csv"} if NUMBERS_SEEDS else {}),
+        table2="results/table2.csv",
         table4="results/table4.csv",
         table5="results/table5.csv",
         table4_ci="results/table4_ci.csv",

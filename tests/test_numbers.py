@@ -198,7 +198,7 @@ FIXTURE_DOC = """# A doc with every kind of block
 <!-- numbers:stamp -->
 <!-- /numbers -->
 
-In prose: F1 <!-- n:table4 system=neural-text -->0<!-- /n -->, <!-- n:seeds system=neural-text -->0<!-- /n --> ± <!-- n:seeds system=neural-text stat=sd -->0<!-- /n -->; the card <!-- n:models model=tuples-supervised-text field=verbs -->0<!-- /n -->; the constant <!-- n:predicted-counting keyclips=upstream-neural -->0<!-- /n -->.
+In prose: F1 <!-- n:table4 system=neural-text -->0<!-- /n -->, <!-- n:seeds system=neural-text -->0<!-- /n --> ± <!-- n:seeds system=neural-text stat=sd -->0<!-- /n -->; the card <!-- n:models model=tuples-supervised-text field=verbs -->0<!-- /n -->; the constant <!-- n:predicted-counting keyclips=upstream-neural -->0<!-- /n -->; <!-- n:table2 field=arguments column=items thousands=, -->0<!-- /n --> arguments.
 """
 
 
@@ -210,6 +210,7 @@ def test_the_fixture_run_renders_every_block_and_the_check_names_a_changed_numbe
     assert len(numbers["run"]["config_digest"]) == 32 and numbers["run"]["code"]
     assert numbers["table4"] == nb.read_rows(numbers_run / "results/table4.csv")  # every row and column, as is
     assert {"table5", "table4_ci", "table5_ci", "significance", "seeds"} <= set(numbers)
+    assert numbers["table2"] == nb.read_rows(numbers_run / "results/table2.csv")  # Table 2 (rule dataset_stats)
 
     doc = tmp_path / "doc.md"
     doc.write_text(FIXTURE_DOC, encoding="utf-8")
@@ -225,7 +226,9 @@ def test_the_fixture_run_renders_every_block_and_the_check_names_a_changed_numbe
     # The predicted-counting constant, measured from Table 5's rows, equals the one rule table5 wrote.
     [constant] = [r for r in _csv(numbers_run / "results/table5_predicted_counting.csv")
                   if r["keyclips"] == "upstream-neural" and r["field"] == "verbs"]
-    assert f"-->{float(constant['constant']):.2f}<!-- /n -->." in text
+    assert f"-->{float(constant['constant']):.2f}<!-- /n -->;" in text
+    [arguments] = [r for r in _csv(numbers_run / "results/table2.csv") if r["field"] == "arguments"]
+    assert f"thousands=, -->{int(arguments['items']):,}<!-- /n --> arguments." in text
     check = subprocess.run([*cmd[:3], "check", str(doc), *cmd[3:]], capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
 

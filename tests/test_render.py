@@ -33,7 +33,10 @@ def toy_numbers():
             "table4": [{"system": "upstream-neural", "accuracy": 77.66, "f1": 60.84}], "table5": table5,
             "table4_ci": [{"system": "upstream-neural", "metric": "f1", "value": 60.84, "ci_low": 58.04,
                            "ci_high": 63.51}],
-            "seeds": seeds}
+            "seeds": seeds,
+            "table2": [{"field": "verbs", "items": 4004, "unique_items": 210, "avg_words": 1.02, "exact_pct": 62.2627},
+                       {"field": "arguments", "items": 6070, "unique_items": 1893, "avg_words": 1.71,
+                        "exact_pct": 63.1466}]}
 
 
 PROSE = STAMP + """
@@ -77,6 +80,47 @@ def test_check_names_the_file_line_and_marker_of_a_changed_digit():
     assert problem.startswith("doc.md, line 5, value <!-- n:table4 system=upstream-neural -->: is '60.8'")
 
 
+TABLE2_PROSE = STAMP + """
+<!-- n:table2 field=verbs column=items thousands=, -->0<!-- /n --> verbs and <!-- n:table2 field=arguments column=items thousands=, -->0<!-- /n --> arguments,
+<!-- n:table2 field=verbs column=exact_pct -->0<!-- /n -->% / <!-- n:table2 field=arguments column=exact_pct -->0<!-- /n -->% found exactly, <!-- n:table2 field=verbs column=items -->0<!-- /n --> without separator.
+"""
+
+
+def test_table2_values_render_counts_with_separators_and_check_names_a_changed_digit():
+    numbers = toy_numbers()
+    text = render.render_text(TABLE2_PROSE, numbers, "results.md")
+    assert ("column=items thousands=, -->4,004<!-- /n --> verbs and <!-- n:table2 field=arguments column=items "
+            "thousands=, -->6,070<!-- /n --> arguments,") in text
+    assert "exact_pct -->62.3<!-- /n -->% / " in text and "exact_pct -->63.1<!-- /n -->% found" in text
+    assert "column=items -->4004<!-- /n --> without" in text
+    assert render.check_text(text, numbers, "results.md") == [] and render.lint_text(text, "results.md") == []
+    [problem] = render.check_text(text.replace("-->6,070<", "-->6,071<"), numbers, "results.md")
+    assert problem == ("results.md, line 5, value <!-- n:table2 field=arguments column=items thousands=, -->: "
+                       "is '6,071', the numbers file gives '6,070'")
+    numbers["table2"][0]["exact_pct"] = 62.36  # another run: 62.4
+    [problem] = render.check_text(text, numbers, "results.md")
+    assert problem.endswith("value <!-- n:table2 field=verbs column=exact_pct -->: is '62.3', the numbers file gives '62.4'")
+    [problem] = render.lint_text(STAMP + "<!-- n:table2 field=verbs column=items thousands=. -->4.004<!-- /n -->")
+    assert "thousands=.: the separator is ','" in problem
+    [problem] = render.lint_text(STAMP + "<!-- n:table2 field=verbs -->4004<!-- /n -->")
+    assert "a table2 value needs column=..." in problem
+    [problem] = render.check_text("<!-- n:table2 field=nouns column=items -->1<!-- /n -->", numbers)
+    assert "table2: 0 rows with {'field': 'nouns'}" in problem
+
+
+def test_a_table2_block_renders_each_field_and_check_catches_a_changed_count():
+    numbers = toy_numbers()
+    block = "<!-- numbers:table2 fields=verbs,arguments columns=items,unique_items,exact_pct -->\n<!-- /numbers -->\n"
+    text = render.render_text(block, numbers, "doc.md")
+    assert ("| field | items | unique_items | exact_pct |\n|---|---|---|---|\n| verbs | 4,004 | 210 | 62.3 |\n"
+            "| arguments | 6,070 | 1,893 | 63.1 |\n") in text
+    assert render.check_text(text, numbers, "doc.md") == [] and render.lint_text(text, "doc.md") == []
+    [problem] = render.check_text(text.replace("| 1,893 |", "| 1,894 |"), numbers, "doc.md")
+    assert problem.startswith("doc.md, block numbers:table2 (line 1): ") and "is 894, the numbers file gives 893" in problem
+    with pytest.raises(render.BlockError, match="table2: no column 'per_key_clip'"):
+        render.render_text(block.replace("exact_pct", "per_key_clip"), numbers, "doc.md")
+
+
 def test_a_single_seed_gives_its_score_and_no_spread():
     numbers = toy_numbers()
     numbers["seeds"] = [r for r in numbers["seeds"] if r["run"] == "seed 1"]
@@ -105,7 +149,7 @@ def test_lint_reports_malformed_markers_and_a_document_without_a_stamp():
     problems = render.lint_text(text, "doc.md")
     assert problems[0].startswith("doc.md, line 1: a value marker '<!-- n:table4 system=x -->1.0' is not closed")
     assert problems[1] == ("doc.md, line 2, value <!-- n:tabel4 system=x -->: unknown value kind 'tabel4'; "
-                           "known: ['intervals', 'models', 'predicted-counting', 'run-times', 'seeds', 'table4', 'table5']")
+                           "known: ['intervals', 'models', 'predicted-counting', 'run-times', 'seeds', 'table2', 'table4', 'table5']")
     assert problems[2] == "doc.md, line 3, value <!-- n:table5 row=x -->: a table5 value needs cell=..."
     assert "unknown attributes ['metrics'] of a table4 value" in problems[3]
     assert problems[4] == "doc.md, line 5, value <!-- n:table4 system=x -->: no value between the markers"

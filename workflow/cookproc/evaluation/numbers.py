@@ -2,8 +2,8 @@
 that renders the docs' result tables from it or checks them.
 
 ``results/numbers.json`` (rule ``numbers``, :func:`collect`) holds the rows of the workflow's
-result CSVs as they are (Tables 4 and 5 in every counting, their bootstrap intervals, the
-significance table, the neural selectors' seeds), the cross-validated scores each deployed model's
+result CSVs as they are (Table 2's dataset statistics, Tables 4 and 5 in every counting, their
+bootstrap intervals, the significance table, the neural selectors' seeds), the cross-validated scores each deployed model's
 card states (``model.json``'s ``crossval``), the run times of Snakemake's ``benchmark:`` files, and
 the run it comes from (commit, a digest of the config, date). Rows are read as CSV, column by
 column, so a new column of a table is in the file without a change here.
@@ -34,7 +34,7 @@ from cookproc.evaluation.render import BlockError, check_text, lint_text, render
 FORMAT = "cookproc.evaluation.numbers"
 FORMAT_VERSION = 1
 #: The result CSVs a numbers file can hold, by the key they get in it.
-TABLES = ("table4", "table5", "table4_ci", "table5_ci", "significance", "seeds")
+TABLES = ("table2", "table4", "table5", "table4_ci", "table5_ci", "significance", "seeds")
 DEFAULT_FILE = "results/numbers.json"
 
 

@@ -43,12 +43,13 @@ def _list(attrs: Mapping[str, str], key: str, default: str | None = None) -> lis
     return [v for v in value.split(",") if v]
 
 
-def _fmt(value, digits: int) -> str:
+def _fmt(value, digits: int, thousands: bool = False) -> str:
+    """A cell as the docs write it: ``digits`` decimals, "–" for none; ``thousands``: 4,004."""
     if value is None:
         return "–"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
-    return f"{value:.{digits}f}"
+    return f"{value:{',' if thousands else ''}.{digits}f}"
 
 
 def stamp(run: Mapping) -> str:
@@ -72,6 +73,22 @@ def _rows(numbers: Mapping, key: str) -> list[dict]:
     if key not in numbers:
         raise BlockError(f"the numbers file holds no {key} (not built in this run)")
     return numbers[key]
+
+
+def _table2(numbers, attrs):
+    """Dataset statistics (results/table2.csv): a row per field, counts with thousands separators."""
+    from cookproc.evaluation.stats import TABLE2  # the columns rule dataset_stats writes, in its order
+
+    columns = _list(attrs, "columns", ",".join(TABLE2.names[1:]))
+    digits = int(attrs.get("digits", 1))
+    rows = []
+    for field in _list(attrs, "fields"):
+        row = _find(_rows(numbers, "table2"), "table2", field=field)
+        missing = [c for c in columns if c not in row]
+        if missing:
+            raise BlockError(f"table2: no column {missing[0]!r} in the numbers file's row")
+        rows.append([field, *(_fmt(row[c], 0 if isinstance(row[c], int) else digits, thousands=True) for c in columns)])
+    return _table(["field", *columns], rows)
 
 
 def _table4(numbers, attrs):
@@ -177,10 +194,10 @@ def _stamp_only(numbers, attrs):
     return []
 
 
-KINDS = {"table4": _table4, "table5": _table5, "seeds": _seeds, "intervals": _intervals, "models": _models,
-         "run-times": _run_times, "stamp": _stamp_only}
+KINDS = {"table2": _table2, "table4": _table4, "table5": _table5, "seeds": _seeds, "intervals": _intervals,
+         "models": _models, "run-times": _run_times, "stamp": _stamp_only}
 #: Each kind's attributes: the required one first, then the optional ones.
-ATTRS = {"table4": ("systems", "metrics", "digits"),
+ATTRS = {"table2": ("fields", "columns", "digits"), "table4": ("systems", "metrics", "digits"),
          "table5": ("rows", "keyclips", "countings", "cells", "values", "digits"),
          "seeds": ("systems", "metrics", "digits"), "intervals": ("rows", "metric", "digits"),
          "models": ("models", "digits"), "run-times": ("jobs",), "stamp": ()}

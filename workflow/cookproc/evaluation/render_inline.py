@@ -3,6 +3,8 @@
 A figure in a sentence is written ``<!-- n:KIND attr=value ... -->VALUE<!-- /n -->`` on one line;
 the kinds read the same rows as :mod:`cookproc.evaluation.render`'s blocks:
 
+- ``table2 field=verbs|arguments column=``: a Table 2 cell (dataset statistics; a count has no
+  decimals, a float 1 unless ``digits=``; a percentage's "%" stays outside the marker);
 - ``table4 system= [metric=f1]``: a Table 4 cell;
 - ``table5 row=SYSTEM[@KEYCLIPS] cell=FIELD:MODE [counting=] [value=f1]``: a Table 5 cell (counting
   ``oracle`` for oracle key clips, else ``predicted`` unless given);
@@ -15,7 +17,7 @@ the kinds read the same rows as :mod:`cookproc.evaluation.render`'s blocks:
 - ``predicted-counting keyclips= [field=verbs]``: the paper's predicted-key counting constant,
   n_gold / n_counted (:func:`cookproc.evaluation.tables.predicted_counting_constants`).
 
-Every kind takes ``digits=``. A value carries no stamp: a document with values holds a
+Every kind takes ``digits=`` and ``thousands=,`` (4,004 rather than 4004). A value carries no stamp: a document with values holds a
 ``<!-- numbers:stamp -->`` block (the run they come from), which :func:`lint_values` requires.
 A marker quoted in backticks is an example, not a value.
 """
@@ -31,6 +33,11 @@ INLINE = re.compile(r"(?<!`)(?P<marker><!-- n:(?P<kind>[a-z0-9-]+)(?P<attrs>[^>\
 OPENED = re.compile(r"(?<!`)<!-- n:")
 #: Units of a run time (seconds) and of max RSS (Snakemake's MB): GB as the docs write it, 10,463 MB = 10.5 GB.
 SCALE = {"s": 1, "min": 60, "h": 3600, "MB": 1, "GB": 1000, "GiB": 1024}
+
+
+def _table2(numbers, a):
+    value = _find(_rows(numbers, "table2"), "table2", field=a["field"])[a["column"]]
+    return value, (0 if isinstance(value, int) else 1)
 
 
 def _table4(numbers, a):
@@ -127,14 +134,14 @@ def _bound(bound: str) -> str:
     return bound
 
 
-KINDS = {"table4": _table4, "table5": _table5, "seeds": _seeds, "intervals": _intervals, "models": _models,
+KINDS = {"table2": _table2, "table4": _table4, "table5": _table5, "seeds": _seeds, "intervals": _intervals, "models": _models,
          "run-times": _run_times, "predicted-counting": _predicted_counting}
 #: Each kind's attributes: the required ones first (``REQUIRED`` of them), then the optional ones.
-ATTRS = {"table4": ("system", "metric"), "table5": ("row", "cell", "counting", "value"),
+ATTRS = {"table2": ("field", "column"), "table4": ("system", "metric"), "table5": ("row", "cell", "counting", "value"),
          "seeds": ("system", "metric", "stat"), "intervals": ("row", "bound", "metric"),
          "models": ("model", "metric", "field", "mode", "bound"), "run-times": ("job", "value", "unit"),
          "predicted-counting": ("keyclips", "field")}
-REQUIRED = {"table5": 2, "intervals": 2}
+REQUIRED = {"table2": 2, "table5": 2, "intervals": 2}
 
 
 def value_attrs(kind: str, attrs: str) -> dict[str, str]:
@@ -142,13 +149,15 @@ def value_attrs(kind: str, attrs: str) -> dict[str, str]:
     if kind not in KINDS:
         raise BlockError(f"unknown value kind {kind!r}; known: {sorted(KINDS)}")
     parsed = _attrs(attrs)
-    known = (*ATTRS[kind], "digits")
+    known = (*ATTRS[kind], "digits", "thousands")
     unknown = sorted(set(parsed) - set(known))
     if unknown:
         raise BlockError(f"unknown attributes {unknown} of a {kind} value; known: {list(known)}")
     for key in ATTRS[kind][:REQUIRED.get(kind, 1)]:
         if key not in parsed:
             raise BlockError(f"a {kind} value needs {key}=...")
+    if parsed.get("thousands", ",") != ",":
+        raise BlockError(f"thousands={parsed['thousands']}: the separator is ',' (thousands=,)")
     return parsed
 
 
@@ -158,7 +167,7 @@ def render_value(kind: str, attrs: str, numbers: Mapping) -> str:
         value, digits = KINDS[kind](numbers, parsed)
     except KeyError as exc:
         raise BlockError(f"no column {exc} in the numbers file's row") from None
-    return _fmt(value, int(parsed.get("digits", digits)))
+    return _fmt(value, int(parsed.get("digits", digits)), thousands="thousands" in parsed)
 
 
 def values(text: str) -> list[re.Match]:
