@@ -46,7 +46,7 @@ MEAN_WORDS = 14             # words per benchmark sentence, about
 EWT_TRAIN_PREDICATES = 31_130  # srl train split predicates (results/srl/corpus/ewt.parquet)
 EWT_DEV_PREDICATES = 5_100     # dev predicates, about (evaluated once per epoch of the last ones)
 BENCHMARK_PREDICATES = 55_874  # predicates srl_parse_tagger labels in the 15,511 sentences
-FRAMES_PER_VIDEO = 10 * 43     # visual.resnet.frames_per_clip x clips of an average video
+FRAMES_PER_VIDEO = 10 * 43     # video.resnet.frames_per_clip x clips of an average video
 TSM_SEGMENTS_PER_VIDEO = 60    # 5 s segments of an average 5-minute video
 # The main job's other jobs at 2 cores (docs/benchmarks.md, "The main job from a fresh clone"):
 # the jobs' wall times sum to 9,599 s, of which the torch-device rules took supervised_finetune
@@ -365,7 +365,7 @@ def check_srl(device: str, args, config: dict, root: Path) -> list[dict]:
     ]
 
 
-def check_visual(device: str, args, config: dict, root: Path) -> list[dict]:
+def check_video(device: str, args, config: dict, root: Path) -> list[dict]:
     """video_frame_features (ResNet-50) and video_tsm (TSM): the networks on preprocessed frames, loaded
     through the rules' loaders (decoding is CPU work and not timed here)."""
     import torch
@@ -374,13 +374,13 @@ def check_visual(device: str, args, config: dict, root: Path) -> list[dict]:
     from cookproc.video.resnet import load_resnet50
     from cookproc.video.tsm import TSM, epic_checkpoint, load_epic_tsm
 
-    visual = config["visual"]
+    video = config["video"]
     torch.manual_seed(0)
     resnet_path, tsm_path = root / "resnet50.pth", root / "tsm.pth.tar"
     torch.save(torchvision.models.resnet50(weights=None).state_dict(), resnet_path)
     torch.save(epic_checkpoint(TSM(125, 352, 8)), tsm_path)
-    crop = 64 if args.tiny else visual["resnet"]["crop"]
-    batch = 4 if args.tiny else visual["resnet"]["batch_size"]
+    crop = 64 if args.tiny else video["resnet"]["crop"]
+    batch = 4 if args.tiny else video["resnet"]["batch_size"]
     frames = torch.randn(batch, 3, crop, crop)
     clock, t = Clock(device), {}
     resnet = load_resnet50(resnet_path).to(device)
@@ -390,7 +390,7 @@ def check_visual(device: str, args, config: dict, root: Path) -> list[dict]:
             features = resnet(frames.to(device))
     tsm, info = load_epic_tsm(tsm_path)
     tsm = tsm.to(device).eval()
-    segments = 1 if args.tiny else visual["tsm"]["batch_size"]
+    segments = 1 if args.tiny else video["tsm"]["batch_size"]
     clips = torch.randn(segments, info.segment_count, 3, crop, crop)
     with torch.no_grad():
         tsm(clips.to(device))
@@ -456,7 +456,7 @@ def main(argv=None) -> int:
                                                             args.device, args, config, root)]),
             ("deploy_keyclip_selector", lambda: [check_selector(args.device, args, config, root)]),
             ("train_srl, srl_parse_tagger", lambda: check_srl(args.device, args, config, root)),
-            ("video_frame_features, video_tsm", lambda: check_visual(args.device, args, config, root)),
+            ("video_frame_features, video_tsm", lambda: check_video(args.device, args, config, root)),
         ]
         failed = []
         for name, step in steps:

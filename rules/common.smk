@@ -208,7 +208,7 @@ def local_video(wildcards):
     job with a clear message instead of stopping the whole DAG."""
     try:
         return [
-            str(find_video(config["visual"]["videos_dir"], wildcards.video_id, config["visual"]["video_extensions"]))
+            str(find_video(config["video"]["videos_dir"], wildcards.video_id, config["video"]["video_extensions"]))
         ]
     except VideoError:
         return []
