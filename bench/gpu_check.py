@@ -43,7 +43,7 @@ import yaml  # noqa: E402
 # The benchmark's sizes (docs/benchmarks.md and the issue that asked for this check).
 N_CLIPS = 15_511            # benchmark clips = sentences (results/dataset/clips.parquet)
 MEAN_WORDS = 14             # words per benchmark sentence, about
-EWT_TRAIN_PREDICATES = 31_130  # srl train split predicates (results/srl/corpus/ewt.parquet)
+EWT_TRAIN_PREDICATES = 31_130  # srl train split predicates (results/srl/training_data/ewt.parquet)
 EWT_DEV_PREDICATES = 5_100     # dev predicates, about (evaluated once per epoch of the last ones)
 BENCHMARK_PREDICATES = 55_874  # predicates srl_parse_tagger labels in the 15,511 sentences
 FRAMES_PER_VIDEO = 10 * 43     # video.resnet.frames_per_clip x clips of an average video
@@ -283,7 +283,7 @@ def check_selector(device: str, args, config: dict, root: Path) -> dict:
 
 
 def srl_rows(n_sentences: int, seed: int, split: str) -> list[dict]:
-    """Synthetic EWT-like SRL corpus rows: one predicate a row, BIO tags around it."""
+    """Synthetic EWT-like SRL training-data rows: one predicate a row, BIO tags around it."""
     rng = np.random.default_rng(seed)
     rows = []
     for s in range(n_sentences):
@@ -323,7 +323,7 @@ def check_srl(device: str, args, config: dict, root: Path) -> list[dict]:
                             device=device, threads=args.threads, predicate_tags=tuple(srl["predicate_tags"]))
     clock, t = Clock(device), {}
     encoder = WordEncoder(str(path), device=device)
-    prepare(rows[:5], encoder)  # warm-up: loads spaCy (a fixed cost, not scaled with the corpus)
+    prepare(rows[:5], encoder)  # warm-up: loads spaCy (a fixed cost, not scaled with the training data)
     with clock(t, "prepare"):
         prep = prepare(rows, encoder)
     with clock(t, "train"):

@@ -170,7 +170,7 @@ def tuple_systems():
 
 
 # Systems on the trained SRL tagger (srl-heur-tagger, ...) among the configured ones: then the
-# default target also builds the tagger's agreement with upstream's SRL and its EWT corpus report.
+# default target also builds the tagger's agreement with upstream's SRL and its EWT training data report.
 TAGGER_IN_TABLES = any(
     name.startswith("srl-") and name.endswith("-tagger") for name in keyclip_systems() + tuple_systems()
 )

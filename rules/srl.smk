@@ -1,5 +1,5 @@
 # Stage rules: srl (see CONTRIBUTING.md). Our own SRL (the paper's AllenNLP model cannot be
-# installed here): an EWT span-SRL corpus, a trained BIO tagger, parses of every benchmark
+# installed here): EWT span-SRL training data, a trained BIO tagger, parses of every benchmark
 # sentence per backend, and the paper's SRL baselines (w/ and w/o heuristics) from each parse.
 # The cooking lexicon rebuilt the paper's way lives here too.
 
@@ -15,29 +15,29 @@ wildcard_constraints:
     srl_backend="tagger|spacy|allennlp",
 
 
-rule srl_corpus:
-    "Span-SRL training corpus rebuilt from PropBank on the EWT treebank (official split)."
+rule srl_training_data:
+    "Span-SRL training data rebuilt from PropBank on the EWT treebank (official split)."
     input:
         ewt=files_in(SRL["propbank_ewt_dir"]),
     output:
-        corpus="results/srl/corpus/ewt.parquet",
-        report="results/srl/corpus/alignment.txt",
+        training_data="results/srl/training_data/ewt.parquet",
+        report="results/srl/training_data/alignment.txt",
     log:
-        "logs/srl/srl_corpus.log",
+        "logs/srl/srl_training_data.log",
     conda:
         "../envs/cpu.yaml"
     params:
-        code=code_fingerprint("srl_corpus"),
+        code=code_fingerprint("srl_training_data"),
         root=folder_of("ewt", SRL["propbank_ewt_dir"]),
         min_pos_agreement=SRL["min_pos_agreement"],
     script:
-        "../workflow/scripts/srl_corpus.py"
+        "../workflow/scripts/srl_training_data.py"
 
 
 rule train_srl:
     "Train the BIO SRL tagger on the frozen word encoder; EWT dev/test scores."
     input:
-        corpus="results/srl/corpus/ewt.parquet",
+        training_data="results/srl/training_data/ewt.parquet",
     output:
         model="results/srl/model/tagger.pt",
         scores="results/srl/model/ewt_scores.tsv",

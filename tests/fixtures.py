@@ -156,7 +156,7 @@ def write_tiny_upstream(root: str | Path) -> Path:
 
 
 # A tiny PropBank-EWT pair (skeletons without words + CoNLL-U with words), one document per split,
-# so that the SRL corpus, training and tagging rules run end to end on the fixture.
+# so that the SRL training data, training and tagging rules run end to end on the fixture.
 EWT_SKELETON = """\
 google/ewt/answers/00/{doc}.xml 0 0 [WORD] VB (TOP(S(VP* chop chop.01 (V*)
 google/ewt/answers/00/{doc}.xml 0 1 [WORD] DT (NP* - - (ARG1*

@@ -70,7 +70,7 @@ _HAS_ALPHA = re.compile(r"[A-Za-z]")
 def tokenize(text: str) -> list[str]:
     """Split on white space and peel punctuation off words (as a PTB tokenizer would).
 
-    Apostrophes stay with their word ("'s", "n't" are already separate in the corpus); a final
+    Apostrophes stay with their word ("'s", "n't" are already separate in the transcripts); a final
     period becomes its own token except in dotted abbreviations ("a.m."); "..." stays whole.
     """
     tokens: list[str] = []

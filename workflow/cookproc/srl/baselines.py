@@ -23,7 +23,7 @@ from typing import Iterable, Mapping, Sequence
 from cookproc.srl.frames import Chunk
 
 #: Modifier roles upstream's filter drops (its ``excluded_types``; ARGM-PNC covers EWT's ARGM-PRP,
-#: which the corpus maps to ARGM-PNC).
+#: which the training data maps to ARGM-PNC).
 EXCLUDED_ROLES = frozenset({"ARGM-CAU", "ARGM-DIS", "ARGM-MOD", "ARGM-NEG", "ARGM-EXT", "ARGM-PNC", "ARGM-REC"})
 
 

@@ -1,4 +1,4 @@
-"""Training the tagger on the EWT corpus and scoring it (CoNLL-style exact span match).
+"""Training the tagger on the EWT training data and scoring it (CoNLL-style exact span match).
 
 The encoder is frozen: its per-word layer features are computed once per sentence and kept in
 memory (float16), so an epoch costs only the BiLSTM head. Batches hold instances of similar length
