@@ -71,7 +71,7 @@ rule srl_parse_tagger:
         model="results/srl/model/tagger.pt",
         wordnet=config["resources"]["nltk_data"],
     output:
-        frames="results/srl/tagger.parquet",
+        parses="results/srl/tagger.parquet",
     log:
         "logs/srl/srl_parse_tagger.log",
     benchmark:
@@ -99,7 +99,7 @@ rule srl_parse_spacy:
         clips=CLIPS,
         wordnet=config["resources"]["nltk_data"],
     output:
-        frames="results/srl/spacy.parquet",
+        parses="results/srl/spacy.parquet",
     log:
         "logs/srl/srl_parse_spacy.log",
     benchmark:
@@ -123,7 +123,7 @@ rule srl_import_allennlp:
         json=SRL["allennlp_json"],
         wordnet=config["resources"]["nltk_data"],
     output:
-        frames="results/srl/allennlp.parquet",
+        parses="results/srl/allennlp.parquet",
     log:
         "logs/srl/srl_import_allennlp.log",
     conda:
@@ -141,7 +141,7 @@ rule srl_import_allennlp:
 rule srl_systems_noheur:
     "SRL without the paper's heuristics: key clips and tuples per backend."
     input:
-        frames="results/srl/{srl_backend}.parquet",
+        parses="results/srl/{srl_backend}.parquet",
         clips=CLIPS,
         wordnet=config["resources"]["nltk_data"],
     output:
@@ -163,7 +163,7 @@ rule srl_systems_noheur:
 rule srl_systems_heur:
     "SRL with the paper's heuristics: key clips and tuples per backend."
     input:
-        frames="results/srl/{srl_backend}.parquet",
+        parses="results/srl/{srl_backend}.parquet",
         clips=CLIPS,
         lexicon=SRL_LEXICON,
         wordnet=config["resources"]["nltk_data"],
@@ -188,7 +188,7 @@ rule srl_systems_heurlex:
 
     # SRL w/ heuristics with the rebuilt lexicon: the lexicon's effect on Tables 4 and 5.
     input:
-        frames="results/srl/{srl_backend}.parquet",
+        parses="results/srl/{srl_backend}.parquet",
         clips=CLIPS,
         lexicon="results/lexicon/rebuilt.lst",
         wordnet=config["resources"]["nltk_data"],

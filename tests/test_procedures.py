@@ -17,7 +17,7 @@ from cookproc.app.procedures import ProcedureSettings, procedure_documents
 from cookproc.app.subtitles import read_clips_and_segmentation
 from cookproc.app.video_probe import video_info
 from cookproc.core.errors import InputError
-from cookproc.srl.frames import Chunk
+from cookproc.srl.parses import Chunk
 from fixtures import make_workdir, run_snakemake
 
 LEXICON = frozenset({"chop", "add", "stir", "heat"})

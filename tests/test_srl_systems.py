@@ -6,7 +6,7 @@ import pytest
 from cookproc.core.errors import InputError
 from cookproc.srl.allennlp import read_allennlp
 from cookproc.srl.baselines import filter_roles, keep_role, system_rows, with_heuristics, without_heuristics
-from cookproc.srl.frames import Chunk
+from cookproc.srl.parses import Chunk
 
 
 def frame(*chunks):

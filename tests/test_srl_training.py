@@ -22,14 +22,14 @@ SENTENCES = [
 
 def tiny_prepared(dim=8, layers=2):
     rng = np.random.default_rng(0)
-    words, parsed, feats, frames = [], [], [], []
+    words, parsed, feats, parses = [], [], [], []
     for s, (w, tags, deps, heads, pred, labels) in enumerate(SENTENCES):
         words.append(w)
         parsed.append(ParsedSentence(w, tags, deps, heads, [x.lower() for x in w]))
         feats.append(rng.normal(size=(len(w), layers, dim)).astype(np.float16))
-        frames.append((s, pred, labels))
+        parses.append((s, pred, labels))
     sentences = [("train", "d", i) for i in range(len(SENTENCES))]
-    return T.Prepared(sentences, words, parsed, feats, frames, ["train"] * len(SENTENCES))
+    return T.Prepared(sentences, words, parsed, feats, parses, ["train"] * len(SENTENCES))
 
 
 def test_tiny_training_overfits_five_sentences():
@@ -40,7 +40,7 @@ def test_tiny_training_overfits_five_sentences():
     assert history[-1]["train_loss"] < 0.1 < history[0]["train_loss"]
     scores = T.evaluate(tagger, prep, "train")
     assert scores["overall"]["f1"] == 1.0
-    assert scores["overall"]["gold"] == 9  # every non-V span of the five frames
+    assert scores["overall"]["gold"] == 9  # every non-V span of the five parses
 
 
 def test_kept_weights_are_the_best_on_dev_of_the_last_epochs_and_their_mean():
@@ -52,7 +52,7 @@ def test_kept_weights_are_the_best_on_dev_of_the_last_epochs_and_their_mean():
     prep.words += prep.words[:n]
     prep.parsed += prep.parsed[:n]
     prep.features += prep.features[:n]
-    prep.frames += [(s + n, p, labels) for s, p, labels in prep.frames]
+    prep.parses += [(s + n, p, labels) for s, p, labels in prep.parses]
     prep.split_of += ["dev"] * n
     cfg = T.TaggerTrainConfig(epochs=8, eval_last_epochs=4, batch_size=5, learning_rate=1e-2, hidden=8, projection=16, dropout=0.0, seed=3)
     tagger, history = T.train(prep, cfg, n_layers=2, dim=8)

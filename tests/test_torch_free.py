@@ -70,7 +70,7 @@ TORCH_FREE = (
     "cookproc.evaluation.metrics",
     "cookproc.srl",
     "cookproc.srl.baselines",
-    "cookproc.srl.frames",
+    "cookproc.srl.parses",
     "cookproc.evaluation.tables",
     "cookproc.data.wordnet",
     # Procedure documents and their report and corpus pages (the extractors that fill them need torch).

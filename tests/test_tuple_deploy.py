@@ -13,7 +13,7 @@ from cookproc.core.errors import InputError
 from cookproc.core.parquet_io import write_parquet
 from cookproc.learn.folds import clip_folds, make_folds
 from cookproc.learn.sentence_vectors import text_features_schema, text_features_table
-from cookproc.srl.frames import SRL_FRAMES
+from cookproc.srl.parses import SRL_PARSES
 from cookproc.supervised import deploy
 from test_supervised import LEXICON, PARAMS, lemma
 from test_verb_classifier import CLASSIFIER, unsaid_verb_clips
@@ -24,7 +24,7 @@ SETTINGS = PARAMS | {"verb_classifier": CLASSIFIER, "prior_verbs": 0}
 def _artifact(tmp_path, clips, settings=SETTINGS, vectors=True):
     fold, inner = clip_folds(make_folds(clips, 4, 0, 0.25), clips)
     srl = tmp_path / "srl.parquet"
-    write_parquet(SRL_FRAMES.empty_table(), srl, SRL_FRAMES)
+    write_parquet(SRL_PARSES.empty_table(), srl, SRL_PARSES)
     vectors_path = None
     if vectors:
         vectors_path = tmp_path / "vectors.parquet"

@@ -37,43 +37,43 @@ class Prepared:
     words: list[list[str]]
     parsed: list[syntax.ParsedSentence]
     features: WordFeatures | list[np.ndarray]
-    frames: list[tuple[int, int, list[str]]]  # (sentence, predicate, gold tags)
+    parses: list[tuple[int, int, list[str]]]  # (sentence, predicate, gold tags)
     split_of: list[str]
 
 
 def prepare(rows: Sequence[dict], encoder: WordEncoder, *, batch_size: int = 64) -> Prepared:
     key_index: dict[tuple, int] = {}
-    sentences, words, frames = [], [], []
+    sentences, words, parses = [], [], []
     for row in sorted(rows, key=lambda r: (r["split"], r["doc"], r["sent_idx"], r["predicate_idx"])):
         key = (row["split"], row["doc"], row["sent_idx"])
         if key not in key_index:
             key_index[key] = len(sentences)
             sentences.append(key)
             words.append(list(row["words"]))
-        frames.append((key_index[key], int(row["predicate_idx"]), list(row["tags"])))
+        parses.append((key_index[key], int(row["predicate_idx"]), list(row["tags"])))
     t0 = time.perf_counter()
     parsed = syntax.parse_words(words)
     log.info("spaCy parsed %d sentences in %.1fs", len(words), time.perf_counter() - t0)
     t0 = time.perf_counter()
     features = encoder.encode(words, batch_size=batch_size)
     log.info("encoded %d sentences (%d words) in %.1fs", len(words), sum(map(len, words)), time.perf_counter() - t0)
-    return Prepared(sentences, words, parsed, features, frames, [s[0] for s in sentences])
+    return Prepared(sentences, words, parsed, features, parses, [s[0] for s in sentences])
 
 
 def build_tagger(prep: Prepared, cfg: TaggerTrainConfig, n_layers: int, dim: int) -> Tagger:
     train = [i for i, s in enumerate(prep.sentences) if s[0] == "train"]
     tags = Vocab.build(t for i in train for t in prep.parsed[i].tags)
     deps = Vocab.build(d for i in train for d in prep.parsed[i].deps)
-    rels = Vocab.build(r for s, p, _ in prep.frames if prep.split_of[s] == "train"
+    rels = Vocab.build(r for s, p, _ in prep.parses if prep.split_of[s] == "train"
                        for r in syntax.predicate_relations(prep.parsed[s], p))
-    labels = Vocab.build((t for s, _, tg in prep.frames if prep.split_of[s] == "train" for t in tg), unk=False)
+    labels = Vocab.build((t for s, _, tg in prep.parses if prep.split_of[s] == "train" for t in tg), unk=False)
     head = HeadConfig(n_layers=n_layers, dim=dim, hidden=cfg.hidden, proj=cfg.projection, dropout=cfg.dropout)
     return Tagger(head, tags, deps, rels, labels, cfg.encoder, cfg.predicate_tags)
 
 
 def instances_for(tagger: Tagger, prep: Prepared, split: str) -> tuple[list[Instance], list[list[str]]]:
     out, gold = [], []
-    for s, p, tg in prep.frames:
+    for s, p, tg in prep.parses:
         if prep.split_of[s] != split:
             continue
         known = [t if t in tagger.labels.index else "O" for t in tg]
