@@ -191,7 +191,7 @@ def check_finetune(rule: str, encoder: str, cfg_dict: dict, device: str, args, c
             here = net.eval().embed(states, mask).float().cpu()
             cpu_net = copy_to_cpu(net)
             there = cpu_net.embed(states.cpu(), mask.cpu())
-        agreement = {"what": "tuned sentence vectors, 64 sentences", "max_abs_diff": float((here - there).abs().max())}
+        agreement = {"what": "finetuned sentence vectors, 64 sentences", "max_abs_diff": float((here - there).abs().max())}
     bf16_note = (f"; bf16 autocast {1000 * t['bf16_first'] / steps:.1f} ms a step, "
                  f"{1000 * t['bf16_again'] / steps:.1f} ms run again" if "bf16_first" in t else "")
     return {"rule": rule, "model": f"{encoder} ({weights}), top {cfg.layers} layers, batch {cfg.batch_size}",

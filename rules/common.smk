@@ -188,7 +188,7 @@ def user_tuples_files(wildcards):
 # too: the frozen sentence vectors (rule text_features) and the per-fold fine-tuned ones of rule
 # keyclips_finetune, one file per seed.
 TEXT_FEATURES = f"results/features/text/{config['keyclips']['text']['name']}.parquet"
-TUNED_TEXT = f"results/features/text/finetuned/{config['keyclips']['text']['name']}.seed{{seed}}"
+FINETUNED_TEXT = f"results/features/text/finetuned/{config['keyclips']['text']['name']}.seed{{seed}}"
 
 
 def gpus_for(device):

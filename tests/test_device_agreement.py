@@ -33,15 +33,15 @@ def _reset_determinism():
     torch.use_deterministic_algorithms(False)
 
 
-def test_frozen_bottom_and_tuned_vectors_match_the_cpu(bert):
+def test_frozen_bottom_and_finetuned_vectors_match_the_cpu(bert):
     sentences, labels = _sentences(80)
     cpu = fb.load_bottom(bert, sentences, 1)
     gpu = fb.load_bottom(bert, sentences, 1, device="cuda")
     for i in range(len(sentences)):
         np.testing.assert_allclose(gpu.states[i].numpy(), cpu.states[i].numpy(), atol=EMBEDDING_TOL)
     net, _ = ft.train_top(cpu, labels, np.arange(60), np.arange(60, 80), ft.FinetuneConfig(layers=1, batch_size=8), 0)
-    vectors_cpu, head_cpu = ft.tuned_outputs(net, cpu, len(sentences))
-    vectors_gpu, head_gpu = ft.tuned_outputs(net.to("cuda"), gpu, len(sentences))
+    vectors_cpu, head_cpu = ft.finetuned_outputs(net, cpu, len(sentences))
+    vectors_gpu, head_gpu = ft.finetuned_outputs(net.to("cuda"), gpu, len(sentences))
     np.testing.assert_allclose(vectors_gpu, vectors_cpu, atol=EMBEDDING_TOL)
     np.testing.assert_allclose(head_gpu, head_cpu, atol=PROBABILITY_TOL)
 

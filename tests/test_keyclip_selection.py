@@ -186,7 +186,7 @@ def test_nested_neural_run_chooses_per_fold_and_one_candidate_equals_run_neural(
                                threshold_metrics=["f1"])
     direct = run_neural("text", clips, folds, nets[3].text, None, nets[3].cfg, seed=5)
     assert np.array_equal(single.score, direct.score) and np.array_equal(single.is_key, direct.is_key)
-    with pytest.raises(ValueError, match="either frozen or per-fold tuned vectors"):
+    with pytest.raises(ValueError, match="either frozen or per-fold finetuned vectors"):
         net_candidates("text", cfg, [0], [True], text_input)
     with pytest.raises(ValueError, match="no net candidates"):
         run_nested_neural("text", clips, folds, [], None, 5, [0.0], ["f1"])

@@ -151,7 +151,7 @@ PARAM_CHANGES = [
     pytest.param({"srl": {"seed": 14}}, "train_srl", {"train_srl", "srl_parse_tagger", "table4"}, id="srl-seed"),
     pytest.param({"supervised": {"tuples": {"verb_classifier": {"C": 1.0}}}}, "supervised_tuples",
                  {"supervised_tuples", "table5"}, id="verb-classifier"),
-    # Blending weight: the tuned encoder's head is reused, never fine-tuned again.
+    # Blending weight: the finetuned encoder's head is reused, never fine-tuned again.
     pytest.param({"supervised": {"keyclips": {"head_weight": 0.5}}}, "supervised_keyclips",
                  {"supervised_keyclips"}, id="supervised-head-weight"),
     pytest.param({"supervised": {"keyclips": {"encoder": {"finetune": {"lr": 0.0001}}}}}, "supervised_finetune",

@@ -38,7 +38,7 @@ TORCH_FREE = (
     "cookproc.keyclips.summary",
     "cookproc.keyclips.tfidf",
     "cookproc.learn.thresholds",
-    "cookproc.learn.tuned_vectors",
+    "cookproc.learn.finetuned_vectors",
     "cookproc.learn.artifact",
     # The supervised stage.
     "cookproc.supervised",
