@@ -251,7 +251,7 @@ def check_selector(device: str, args, config: dict, root: Path) -> dict:
                           "is_key": [("add" in s) or ("cut" in s) for s in text]})
     inner = clips["recipe"].isin([f"r{i}" for i in range(0, n // 40, 6)]).to_numpy()
     finetune = FinetuneConfig(**{**neural["finetune"], "epochs": 1, **({"layers": 1} if args.tiny else {})})
-    train_cfg = {k: neural[k] for k in ("dim", "hidden", "dropout", "lr", "weight_decay", "batch_size", "max_epochs",
+    train_cfg = {k: neural[k] for k in ("dim", "hidden", "dropout", "learning_rate", "weight_decay", "batch_size", "max_epochs",
                                         "patience", "threshold_metric", "lexical", "lexical_min_count")}  # rules/keyclips.smk
     net = dataclasses.replace(KeyClipTrainConfig(**train_cfg), max_epochs=3 if args.tiny else 10)
     clock, t = Clock(device), {}

@@ -18,7 +18,7 @@ KC_NEURAL_PARAMS = dict(
             "dim",
             "hidden",
             "dropout",
-            "lr",
+            "learning_rate",
             "weight_decay",
             "batch_size",
             "max_epochs",

@@ -30,7 +30,7 @@ def test_defaults_fill_in_behind_nested_references():
     empty = validate_config({})
     neural, supervised = empty["keyclips"]["neural"]["finetune"], empty["supervised"]["keyclips"]["encoder"]["finetune"]
     assert neural["layers"] == 6 and supervised["layers"] == 12
-    assert neural["lr"] == supervised["lr"] == 3e-5 and supervised["epochs"] == 1
+    assert neural["learning_rate"] == supervised["learning_rate"] == 3e-5 and supervised["epochs"] == 1
     partial = validate_config({"supervised": {"keyclips": {"encoder": {"finetune": {"epochs": 2}}}}})
     assert partial["supervised"]["keyclips"]["encoder"]["finetune"] == {**supervised, "epochs": 2}
     with pytest.raises(Exception, match="layres"):

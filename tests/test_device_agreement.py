@@ -50,7 +50,7 @@ def test_gpu_fine_tuning_trains_and_repeats_bit_for_bit_when_deterministic(bert)
     sentences, labels = _sentences(120)
     configure_torch(1, "cuda", deterministic=True)
     bottom = fb.load_bottom(bert, sentences, 1, device="cuda")
-    cfg = ft.FinetuneConfig(layers=1, epochs=10, lr=1e-2, head_lr=5e-2, batch_size=8, chunk_batches=4)
+    cfg = ft.FinetuneConfig(layers=1, epochs=10, learning_rate=1e-2, head_learning_rate=5e-2, batch_size=8, chunk_batches=4)
     runs = [ft.finetune_sentence_vectors(bottom, labels, np.arange(90), np.arange(90, 120), cfg, 0) for _ in range(2)]
     assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
     assert runs[0][2] == runs[1][2]
@@ -61,7 +61,7 @@ def test_gpu_fine_tuning_trains_and_repeats_bit_for_bit_when_deterministic(bert)
 def test_gpu_mixed_precision_trains_within_reach_of_float32(bert):
     sentences, labels = _sentences(120)
     bottom = fb.load_bottom(bert, sentences, 1, device="cuda")
-    cfg = ft.FinetuneConfig(layers=1, epochs=10, lr=1e-2, head_lr=5e-2, batch_size=8, chunk_batches=4,
+    cfg = ft.FinetuneConfig(layers=1, epochs=10, learning_rate=1e-2, head_learning_rate=5e-2, batch_size=8, chunk_batches=4,
                             mixed_precision="bf16")
     _, head, _ = ft.finetune_sentence_vectors(bottom, labels, np.arange(90), np.arange(90, 120), cfg, 0)
     assert head.dtype == np.float64 and np.isfinite(head).all()

@@ -19,8 +19,8 @@ from cookproc.keyclips import deploy  # noqa: E402
 from cookproc.keyclips.finetune import FinetuneConfig, finetuned_outputs  # noqa: E402
 from cookproc.keyclips.train import KeyClipTrainConfig, predict  # noqa: E402
 
-FINETUNE = FinetuneConfig(layers=1, epochs=2, lr=1e-3, head_lr=1e-2, batch_size=16, max_length=32)
-NET = KeyClipTrainConfig(dim=8, hidden=8, lr=1e-2, max_epochs=30, patience=5, threshold_metric="f1", lexical=True,
+FINETUNE = FinetuneConfig(layers=1, epochs=2, learning_rate=1e-3, head_learning_rate=1e-2, batch_size=16, max_length=32)
+NET = KeyClipTrainConfig(dim=8, hidden=8, learning_rate=1e-2, max_epochs=30, patience=5, threshold_metric="f1", lexical=True,
                          lexical_min_count=2)
 
 

@@ -93,7 +93,7 @@ def _split(n):
     return idx[idx % 5 < 3], idx[idx % 5 == 3], idx[idx % 5 == 4]
 
 
-CFG = FinetuneConfig(layers=1, epochs=10, lr=1e-2, head_lr=5e-2, batch_size=8, chunk_batches=4)
+CFG = FinetuneConfig(layers=1, epochs=10, learning_rate=1e-2, head_learning_rate=5e-2, batch_size=8, chunk_batches=4)
 
 
 def test_finetuning_learns_a_separable_toy_signal_and_keeps_the_best_epoch(bert):
@@ -183,7 +183,7 @@ def test_cross_validation_with_finetuned_vectors_scores_every_clip_once(bert):
     def sentence_input(vectors):
         return text_inputs(clips, vectors, context_window=0, layout=True)
 
-    cfg = KeyClipTrainConfig(max_epochs=30, patience=30, lexical=False, lr=1e-2)
+    cfg = KeyClipTrainConfig(max_epochs=30, patience=30, lexical=False, learning_rate=1e-2)
     result = run_neural("text", clips, folds, None, None, cfg, seed=0, finetuned=FinetunedSentences(per_fold, sentence_input))
     assert not np.isnan(result.score).any() and sorted(set(result.fold.tolist())) == [0, 1, 2]
     # Out-of-fold scores rank key clips first: the finetuned vectors carry the signal.
@@ -247,8 +247,8 @@ def _train_top_per_step(bottom, labels, train_idx, val_idx, cfg, seed):
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     net = ft.FinetunedTop(bottom.top(), bottom.hidden_size)
-    opt = torch.optim.AdamW([{"params": net.top.parameters(), "lr": cfg.lr},
-                             {"params": net.head.parameters(), "lr": cfg.head_lr}], weight_decay=cfg.weight_decay)
+    opt = torch.optim.AdamW([{"params": net.top.parameters(), "lr": cfg.learning_rate},
+                             {"params": net.head.parameters(), "lr": cfg.head_learning_rate}], weight_decay=cfg.weight_decay)
     steps = ft.training_batches(len(train_idx), cfg)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, [lambda s: max(0.0, 1.0 - s / steps), lambda s: 1.0])
     loss_fn = torch.nn.BCEWithLogitsLoss()
@@ -273,7 +273,7 @@ def _train_top_per_step(bottom, labels, train_idx, val_idx, cfg, seed):
 def test_cpu_fine_tuning_gives_the_weights_and_losses_of_the_per_step_path(bert, monkeypatch):
     sentences, labels = _sentences(120, seed=4)
     bottom = load_bottom(bert, sentences, 2)
-    cfg = FinetuneConfig(layers=2, epochs=2, batch_size=8, chunk_batches=2, lr=1e-3)
+    cfg = FinetuneConfig(layers=2, epochs=2, batch_size=8, chunk_batches=2, learning_rate=1e-3)
     train, val = np.arange(90), np.arange(90, 120)
     losses, per_epoch = _train_top_per_step(bottom, labels, train, val, cfg, seed=5)
     best = min(range(len(per_epoch)), key=lambda e: per_epoch[e][0])

@@ -165,7 +165,7 @@ def test_nested_neural_run_chooses_per_fold_and_one_candidate_equals_run_neural(
     fold, inner = clip_folds(folds, clips)
     assert all(len(set(clips["recipe"][(fold != f) & inner])) >= 2 for f in range(3))
     frozen = np.random.default_rng(1).normal(size=(len(clips), 8)).astype(np.float32)  # words carry the signal
-    cfg = KeyClipTrainConfig(dim=8, hidden=8, dropout=0.1, lr=1e-2, batch_size=32, max_epochs=40, patience=10)
+    cfg = KeyClipTrainConfig(dim=8, hidden=8, dropout=0.1, learning_rate=1e-2, batch_size=32, max_epochs=40, patience=10)
 
     def text_input(vectors, window):
         return text_inputs(clips, vectors, context_window=window, layout=False)

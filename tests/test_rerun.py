@@ -154,7 +154,7 @@ PARAM_CHANGES = [
     # Blending weight: the finetuned encoder's head is reused, never fine-tuned again.
     pytest.param({"supervised": {"keyclips": {"head_weight": 0.5}}}, "supervised_keyclips",
                  {"supervised_keyclips"}, id="supervised-head-weight"),
-    pytest.param({"supervised": {"keyclips": {"encoder": {"finetune": {"lr": 0.0001}}}}}, "supervised_finetune",
+    pytest.param({"supervised": {"keyclips": {"encoder": {"finetune": {"learning_rate": 0.0001}}}}}, "supervised_finetune",
                  {"supervised_finetune", "supervised_keyclips"}, id="supervised-encoder"),
 ]
 
@@ -211,7 +211,7 @@ def test_changing_a_parameter_plans_exactly_what_is_downstream_of_it(sandbox, wo
 
 
 def test_fine_tuning_settings_replan_the_sentence_variants_but_not_the_visual_one(sandbox, work):
-    sandbox.configure(work, {"keyclips": {"neural": {"finetune": {"lr": 1e-4}}}})
+    sandbox.configure(work, {"keyclips": {"neural": {"finetune": {"learning_rate": 1e-4}}}})
     log = sandbox.snakemake(work, "--dry-run")
     changed = {rule for rule, why in reasons(log).items() if "Params have changed" in why}
     assert changed == {"keyclips_finetune"}

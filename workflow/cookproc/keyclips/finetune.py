@@ -46,8 +46,8 @@ class FinetuneConfig:
     # differ (the schemas' defaults); the other defaults equal the schema's (tests/test_config.py).
     layers: int
     epochs: int = 1  # at most this many epochs; the one with the lowest validation loss is kept
-    lr: float = 3e-5  # peak learning rate of the encoder layers (linear decay to 0)
-    head_lr: float = 1e-3  # learning rate of the linear head
+    learning_rate: float = 3e-5  # peak learning rate of the encoder layers (linear decay to 0)
+    head_learning_rate: float = 1e-3  # learning rate of the linear head
     weight_decay: float = 0.01
     batch_size: int = 32
     max_length: int = 128  # tokens per sentence
@@ -156,8 +156,8 @@ def train_top(bottom: FrozenBottom, labels: np.ndarray, train_idx: np.ndarray, v
     net = FinetunedTop(bottom.top(), bottom.hidden_size).to(device)
     # The fused kernel: one launch for every parameter's update on a GPU. The CPU keeps the default
     # implementation, so that CPU results stay those of every earlier run.
-    opt = torch.optim.AdamW([{"params": net.top.parameters(), "lr": cfg.lr},
-                             {"params": net.head.parameters(), "lr": cfg.head_lr}], weight_decay=cfg.weight_decay,
+    opt = torch.optim.AdamW([{"params": net.top.parameters(), "lr": cfg.learning_rate},
+                             {"params": net.head.parameters(), "lr": cfg.head_learning_rate}], weight_decay=cfg.weight_decay,
                             **({"fused": True} if is_cuda(device) else {}))
     steps = training_batches(len(train_idx), cfg)
     progress = progress or Progress("fine-tuning", steps, unit="batches", log=log)
