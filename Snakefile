@@ -25,7 +25,7 @@ include: "rules/supervised.smk"
 include: "rules/deploy.smk"
 include: "rules/evaluate.smk"
 include: "rules/numbers.smk"
-include: "rules/user.smk"
+include: "rules/procedures.smk"
 include: "rules/corpus.smk"
 include: "rules/report.smk"
 

@@ -232,7 +232,7 @@ def check_text_features(device: str, args, config: dict, root: Path) -> dict:
 
 
 def check_selector(device: str, args, config: dict, root: Path) -> dict:
-    """deploy_keyclip_selector (train, save, load, score) and the selector of user_procedures / corpus_shard."""
+    """deploy_keyclip_selector (train, save, load, score) and the selector of procedures_extract / corpus_shard."""
     import dataclasses
 
     import pandas as pd
@@ -279,7 +279,7 @@ def check_selector(device: str, args, config: dict, root: Path) -> dict:
                         f"score {n} clips {t['score']:.2f} s ({1000 * per_clip:.2f} ms a clip)",
             "seconds": sum(t.values()), "projection": f"training on {N_CLIPS} clips",
             "projected_s": t["train"] * N_CLIPS / n + t["save"] + t["load"], "agreement": agreement,
-            "per_clip_s": per_clip, "main_job": False}  # built on demand (user.keyclip_model), not by `all`
+            "per_clip_s": per_clip, "main_job": False}  # built on demand (procedures.keyclip_model), not by `all`
 
 
 def srl_rows(n_sentences: int, seed: int, split: str) -> list[dict]:

@@ -73,24 +73,24 @@ def test_every_config_key_has_a_description_and_a_default():
 
 
 def test_numbers_given_as_strings_on_the_command_line_are_read_as_numbers():
-    """`snakemake --config 'user={max_clip_s: 5}'` hands over the string '5'."""
-    config = validate_config({"user": {"max_clip_s": "5"}, "keyclips": {"neural": {"finetune": {"layers": "2"}}},
+    """`snakemake --config 'procedures={max_clip_s: 5}'` hands over the string '5'."""
+    config = validate_config({"procedures": {"max_clip_s": "5"}, "keyclips": {"neural": {"finetune": {"layers": "2"}}},
                               "tables": {"masked": "false"}})
-    assert config["user"]["max_clip_s"] == 5 and isinstance(config["user"]["max_clip_s"], int)
+    assert config["procedures"]["max_clip_s"] == 5 and isinstance(config["procedures"]["max_clip_s"], int)
     assert config["keyclips"]["neural"]["finetune"]["layers"] == 2  # behind a $ref, in another file
     assert config["tables"]["masked"] is False
     # A string that is no number is refused with the key and the value (and, by Snakemake, where it was set).
-    with pytest.raises(ValueError, match=r"^config key user\.max_clip_s: expected number, got the string 'five'$"):
-        validate_config({"user": {"max_clip_s": "five"}})
+    with pytest.raises(ValueError, match=r"^config key procedures\.max_clip_s: expected number, got the string 'five'$"):
+        validate_config({"procedures": {"max_clip_s": "five"}})
     # An integer key does not take a fraction, nor a number a boolean.
     with pytest.raises(ValueError, match=r"finetune\.layers"):
         validate_config({"keyclips": {"neural": {"finetune": {"layers": "2.5"}}}})
-    with pytest.raises(ValueError, match=r"user\.max_clip_s"):
-        validate_config({"user": {"max_clip_s": "true"}})
+    with pytest.raises(ValueError, match=r"procedures\.max_clip_s"):
+        validate_config({"procedures": {"max_clip_s": "true"}})
 
 
 def test_none_and_null_strings_mean_no_file():
-    """`--config 'user={tuple_model: none}'` hands over the string 'none'; a path stays a path."""
+    """`--config 'procedures={tuple_model: none}'` hands over the string 'none'; a path stays a path."""
     assert [optional_path(v) for v in (None, "none", "NULL", " None ")] == [None] * 4
     assert [optional_path(v) for v in ("results/models/x", "nonesuch", "")] == ["results/models/x", "nonesuch", ""]
 
@@ -208,7 +208,7 @@ def test_schema_errors_are_one_line_naming_the_key(config, message):
 @pytest.mark.parametrize("text, message", [
     ("keyclips:\n  folds: [\n", r"^{path}, line 3, column 1: not valid YAML: while parsing a flow node; expected the "
                                  r"node content, but found '<stream end>'$"),
-    ("user:\n\tdir: x\n", r"^{path}, line 2, column 1: not valid YAML: .*found character '\\t'"),
+    ("procedures:\n\tdir: x\n", r"^{path}, line 2, column 1: not valid YAML: .*found character '\\t'"),
     ("", r"^{path}: the file is empty; expected config sections \(such as `user:`\) at the top level$"),
     ("- user\n- keyclips\n", r"^{path}: expected config sections \(such as `user:`\) at the top level, got a list$"),
     (None, r"^{path}: config file not found$"),
@@ -232,7 +232,7 @@ def test_a_keys_line_is_found_in_its_file(tmp_path):
     path.write_text("# comment\nkeyclips:\n  text: {}\n  folds:\n    grouping: recipe\n    k: abc\n")
     assert key_line(path, ["keyclips", "folds", "k"]) == 6
     assert key_line(path, ["keyclips", "nope"]) == 2
-    assert key_line(path, ["user"]) is None
+    assert key_line(path, ["procedures"]) is None
 
 
 @pytest.fixture(scope="module")
@@ -272,7 +272,7 @@ def test_snakemake_names_a_broken_config_yaml_with_its_line(config_workdir):
     config = config_workdir / "config.yaml"
     good = config.read_text()
     try:
-        config.write_text(good + "user:\n  dir: [\n")
+        config.write_text(good + "procedures:\n  dir: [\n")
         out = _dry_run_error(config_workdir)
         lines = len(good.splitlines())
         assert f"config.yaml, line {lines + 3}, column 1: not valid YAML: while parsing a flow node; expected the node " \
@@ -282,7 +282,7 @@ def test_snakemake_names_a_broken_config_yaml_with_its_line(config_workdir):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("user:\n  segmentation: bogus\n", "{path}, line 2: config key user.segmentation: 'bogus' is not one of "
+    ("procedures:\n  segmentation: bogus\n", "{path}, line 2: config key procedures.segmentation: 'bogus' is not one of "
                                       "['auto', 'sentence', 'cue']"),
     ("", "{path}: the file is empty; expected config sections (such as `user:`) at the top level"),
     ("- user\n", "{path}: expected config sections (such as `user:`) at the top level, got a list"),

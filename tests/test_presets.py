@@ -120,7 +120,7 @@ def test_paper_preset_procedures_of_your_own_file_train_nothing(tmp_path):
     (work / "data" / "user").mkdir(parents=True)
     (work / "data" / "user" / "soup.txt").write_text("Chop the onions.\nHeat the oil.\n", encoding="utf-8")
     jobs = planned(work, "--configfile", str(PRESETS / "paper.yaml"), target="results/procedures/soup.json")
-    assert "user_procedures" in jobs
+    assert "procedures_extract" in jobs
     assert not [rule for rule in jobs if is_training(rule) or rule.startswith("deploy_")], sorted(jobs)
     # Without the preset the same file uses both trained models, built on demand.
     jobs = planned(work, target="results/procedures/soup.json")

@@ -31,7 +31,7 @@ def test_params_are_traced_to_the_config_keys_they_come_from():
     params = {"device": "cpu", "pooling": "mean", "path": None, "finetune": {"layers": 1, "learning_rate": 0.1},
               "train": {"max_epochs": 30, "learning_rate": 0.01}, "variant": "visual"}
     traced, untraced = provenance.config_keys(params, CONFIG)
-    # `device` fits keyclips.device and user.device: the rule's other keys are under keyclips.
+    # `device` fits keyclips.device and procedures.device: the rule's other keys are under keyclips.
     assert traced == {"keyclips.device": "cpu", "keyclips.neural.finetune": {"layers": 1, "learning_rate": 0.1},
                       "keyclips.neural.learning_rate": 0.01, "keyclips.neural.max_epochs": 30,
                       "keyclips.text.path": None, "keyclips.text.pooling": "mean"}

@@ -11,7 +11,7 @@ come from). :func:`make_extractor` builds the configured one:
 * ``srl``: every SRL frame is a tuple (the paper's "SRL w/o heuristics"); key iff a predicate.
 
 With a trained key-clip selector (``keyclip_model``, a folder of results/models/ written by
-cookproc.keyclips.deploy; the default of the workflow's ``user`` section) the selector decides
+cookproc.keyclips.deploy; the default of the workflow's ``procedures`` section) the selector decides
 which clips are key and gives each clip its key probability; the SRL extractor still gives the
 verbs and arguments (:class:`SelectedKeyClips`).
 
@@ -267,7 +267,7 @@ def srl_labeller(backend: str, *, tagger_model: str | Path | None = None, device
         return label_with_spacy
     if backend == "tagger":
         if not tagger_model:
-            raise ValueError("user.srl_backend is 'tagger' but user.tagger_model is not set: give the trained "
+            raise ValueError("procedures.srl_backend is 'tagger' but procedures.tagger_model is not set: give the trained "
                              "tagger's model file, or use the 'spacy' backend")
         from cookproc.srl import predict
 

@@ -223,7 +223,7 @@ _SCALAR_TYPES = {"integer": int, "number": (int, float), "boolean": bool}
 def coerce_command_line_values(config: dict, schema: Path = CONFIG_SCHEMA, where: str = "") -> None:
     """Turn strings where the schema wants a number or a boolean into that value (in place).
 
-    ``snakemake --config 'user={max_clip_s: 5}'`` hands the workflow the string '5'; a string that
+    ``snakemake --config 'procedures={max_clip_s: 5}'`` hands the workflow the string '5'; a string that
     reads as the wanted type is taken as it, any other is refused with the key, the value and the
     way out (a config file keeps YAML's types)."""
     schema = Path(schema)

@@ -322,7 +322,7 @@ def model_card(name: str, meta: dict, seconds: dict, cv_rows: Sequence[dict], in
                "config, not selected on inner-validation recipes. " + fixed)
     scores.append(no_held_out_score("this very model") + " " + how)
     use = (f"`cookproc extract talk.vtt --keyclips {meta.get('path', 'results/models/' + name)}`, or the "
-           "workflow's `user.keyclip_model` (results/procedures/<name>.md). Clips must be cut as in training: "
+           "workflow's `procedures.keyclip_model` (results/procedures/<name>.md). Clips must be cut as in training: "
            "one transcript sentence, or one cue of unpunctuated captions.")
     provenance = (f"Format {meta['format']} version {meta['format_version']}; code fingerprint `{meta['code']}`; the "
                   "workflow settings used are in model.json (`config`), the scores above in its `crossval`.")

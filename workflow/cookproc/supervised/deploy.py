@@ -338,9 +338,9 @@ def model_card(name: str, meta: dict, cells: Sequence[dict], bootstrap: dict, se
               "C and class floor, the candidate sets' ranges) were chosen by comparing an earlier run's out-of-fold "
               "scores on the test folds (docs/benchmarks.md), so the estimate may be optimistic by what those "
               "choices gained.")
-    use = ("Key clips come from a key-clip selector (`user.keyclip_model`); this extractor gives every clip's verbs "
+    use = ("Key clips come from a key-clip selector (`procedures.keyclip_model`); this extractor gives every clip's verbs "
            "and arguments:")
-    commands = (f"    snakemake -c2 results/procedures/<name>.json --config 'user={{tuple_model: {meta['path']}}}'\n"
+    commands = (f"    snakemake -c2 results/procedures/<name>.json --config 'procedures={{tuple_model: {meta['path']}}}'\n"
                 f"    cookproc extract talk.srt --tuples {meta['path']}")
     return card_text(name, intro, [("Training data", [data, choices]), ("Cross-validated scores", [scores, table, caveat]),
                                    ("Use", [use, commands])])
