@@ -317,9 +317,7 @@ def check_srl(device: str, args, config: dict, root: Path) -> list[dict]:
     path, weights = encoder_folder("all-MiniLM-L6-v2", root, tiny=args.tiny)
     n_train, n_dev = (60, 20) if args.tiny else (1500, 300)
     rows = srl_rows(n_train, 4, "train") + srl_rows(n_dev, 5, "dev") + srl_rows(n_dev // 2, 6, "test")
-    cfg = TaggerTrainConfig(encoder=str(path), epochs=1, average_checkpoints=False, batch_size=srl["batch_size"],
-                            learning_rate=srl["learning_rate"], hidden=srl["hidden"], projection=srl["projection"],
-                            dropout=srl["dropout"], max_train_words=srl["max_train_words"], seed=srl["seed"],
+    cfg = TaggerTrainConfig(**{**srl["tagger"], "encoder": str(path), "epochs": 1, "average_checkpoints": False},
                             device=device, threads=args.threads, predicate_tags=tuple(srl["predicate_tags"]))
     clock, t = Clock(device), {}
     encoder = WordEncoder(str(path), device=device)
@@ -332,7 +330,7 @@ def check_srl(device: str, args, config: dict, root: Path) -> list[dict]:
         evaluate(tagger, prep, "dev", device=device)
     n_train_pred = sum(r["split"] == "train" for r in rows)
     n_dev_pred = sum(r["split"] == "dev" for r in rows)
-    epochs, heads = int(srl["epochs"]), int(srl["ensemble"])
+    epochs, heads = int(srl["tagger"]["epochs"]), int(srl["tagger"]["ensemble"])
     # One epoch of one head here includes its dev pass inside training; the projection scales the
     # epoch by predicates, times epochs and heads, plus the final dev/test evaluation and preparing EWT.
     train_projected = (t["train"] * EWT_TRAIN_PREDICATES / n_train_pred * epochs * heads
@@ -350,7 +348,7 @@ def check_srl(device: str, args, config: dict, root: Path) -> list[dict]:
         same = sum(a == b for a, b in zip(here, cpu_frames))
         agreement = {"what": "tagger frames, 100 sentences", "equal_sentences": f"{same}/100"}
     return [
-        {"rule": "train_srl", "model": f"2-head BiLSTM tagger (hidden {srl['hidden']}, projection {srl['projection']}) on "
+        {"rule": "train_srl", "model": f"2-head BiLSTM tagger (hidden {srl['tagger']['hidden']}, projection {srl['tagger']['projection']}) on "
                                        f"all-MiniLM-L6-v2 ({weights})",
          "measured": f"prepare {len(rows)} predicates {t['prepare']:.2f} s; 1 epoch x 1 head on {n_train_pred} "
                      f"predicates {t['train']:.2f} s; dev {n_dev_pred} {t['dev']:.2f} s",

@@ -70,10 +70,11 @@ def worker(checkout: Path, every: int, epochs: int | None, labelling: bool, thre
     from cookproc.srl.word_encoder import WordEncoder
 
     torch.set_num_threads(threads)
-    settings = yaml.safe_load((checkout / "config.yaml").read_text())["srl"]
-    names = {f.name for f in dataclasses.fields(TaggerTrainConfig)}
-    cfg = TaggerTrainConfig(**{k: v for k, v in settings.items() if k in names - {"predicate_tags"}},
-                            threads=threads, predicate_tags=tuple(settings["predicate_tags"]))
+    srl = yaml.safe_load((checkout / "config.yaml").read_text())["srl"]
+    settings = srl.get("tagger", srl)  # a checkout before issue 38 keeps them in section srl itself
+    names = {f.name for f in dataclasses.fields(TaggerTrainConfig)} - {"predicate_tags", "device", "threads"}
+    cfg = TaggerTrainConfig(**{k: v for k, v in settings.items() if k in names}, device=srl.get("device", "cpu"),
+                            threads=threads, predicate_tags=tuple(srl["predicate_tags"]))
     if epochs:
         cfg = dataclasses.replace(cfg, epochs=epochs)
     rows = read_parquet(TRAINING_DATA, SRL_TRAINING_DATA).to_pylist()

@@ -82,19 +82,6 @@ def code_fingerprint(script):
     return fingerprint(os.path.join(REPO_DIR, "workflow", "scripts", f"{script}.py"), LIB, REPO_DIR)
 
 
-def settings_of(settings_class, section, without=()):
-    """The keys of a config section that a stage's settings dataclass has, as one param: the rule
-    passes them whole (a change to another key of the section reruns nothing) and the script builds
-    ``settings_class(**params.<name>)``; their defaults live in the schema only."""
-    from dataclasses import fields
-
-    return {
-        field.name: section[field.name]
-        for field in fields(settings_class)
-        if field.name in section and field.name not in without
-    }
-
-
 def repo_path(path):
     """A file of the workflow itself (schemas, tables shipped with the code), relative to the working
     directory: a checkout moved together with its results keeps the same input paths."""
@@ -207,9 +194,7 @@ def local_video(wildcards):
     """The video file of one job, or nothing: a missing video then fails (or is skipped) inside the
     job with a clear message instead of stopping the whole DAG."""
     try:
-        return [
-            str(find_video(config["video"]["videos_dir"], wildcards.video_id, config["video"]["video_extensions"]))
-        ]
+        return [str(find_video(config["video"]["videos_dir"], wildcards.video_id, config["video"]["video_extensions"]))]
     except VideoError:
         return []
 
@@ -232,7 +217,10 @@ def per_listed_video(pattern):
 # Input functions of rule procedures_extract (rules/procedures.smk).
 # Snakemake reads nested --config values as strings, so `--config 'procedures={tuple_model: none}'` gives
 # "none": "none" and "null" mean no model, here and in `cookproc extract --tuples none`.
-PROCEDURES = {**config["procedures"], **{key: optional_path(config["procedures"].get(key)) for key in ("keyclip_model", "tuple_model")}}
+PROCEDURES = {
+    **config["procedures"],
+    **{key: optional_path(config["procedures"].get(key)) for key in ("keyclip_model", "tuple_model")},
+}
 
 
 PROCEDURE_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"

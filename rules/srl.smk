@@ -3,8 +3,6 @@
 # sentence per backend, and the paper's SRL baselines (w/ and w/o heuristics) from each parse.
 # The cooking lexicon rebuilt the paper's way lives here too.
 
-from cookproc.srl.settings import TaggerTrainConfig
-
 SRL = config["srl"]
 # A GPU is asked for only when the tagger is configured to use one.
 SRL_GPUS = gpus_for(SRL["device"])
@@ -55,9 +53,9 @@ rule train_srl:
         runtime=90,
     params:
         code=code_fingerprint("srl_train"),
-        # The keys of section srl that the training settings have (cookproc.srl.settings), as they are;
-        # the device apart, as every GPU rule's (tests/test_slurm_profile.py).
-        train=settings_of(TaggerTrainConfig, SRL, without=("device",)),
+        # Section srl.tagger whole; predicate_tags and the device are the parsing rules' too.
+        tagger=SRL["tagger"],
+        predicate_tags=SRL["predicate_tags"],
         device=SRL["device"],
         deterministic=TORCH["deterministic"],
     script:

@@ -86,10 +86,11 @@ def test_the_deployed_selector_scores_on_the_gpu_as_on_the_cpu(tmp_path):
 
 def test_the_srl_tagger_tags_on_the_gpu_as_on_the_cpu():
     from cookproc.srl import training as T
+    from fixtures import tagger_settings
     from test_srl_training import tiny_prepared
 
     prep = tiny_prepared()
-    cfg = T.TaggerTrainConfig(epochs=20, batch_size=5, learning_rate=1e-2, hidden=16, projection=32, dropout=0.0, seed=1)
+    cfg = tagger_settings(epochs=20, batch_size=5, learning_rate=1e-2, hidden=16, projection=32, dropout=0.0, seed=1)
     tagger, _ = T.train(prep, cfg, n_layers=2, dim=8)
     instances, _ = T.instances_for(tagger, prep, "train")
     on_cpu = tagger.predict(instances, prep.features)

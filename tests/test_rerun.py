@@ -148,7 +148,7 @@ PARAM_CHANGES = [
                  {"kiddon_train", "kiddon_segment", "table4", "table5"}, id="kiddon-then"),
     pytest.param({"srl": {"predicate_tags": ["VB", "VBD", "VBG", "VBN", "VBP", "VBZ"]}}, "srl_parse_spacy",
                  {"srl_parse_spacy", "srl_systems_heur", "table5"}, id="srl-predicate-tags"),
-    pytest.param({"srl": {"seed": 14}}, "train_srl", {"train_srl", "srl_parse_tagger", "table4"}, id="srl-seed"),
+    pytest.param({"srl": {"tagger": {"seed": 14}}}, "train_srl", {"train_srl", "srl_parse_tagger", "table4"}, id="srl-seed"),
     pytest.param({"supervised": {"tuples": {"verb_classifier": {"C": 1.0}}}}, "supervised_tuples",
                  {"supervised_tuples", "table5"}, id="verb-classifier"),
     # Blending weight: the finetuned encoder's head is reused, never fine-tuned again.

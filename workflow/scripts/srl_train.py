@@ -13,7 +13,7 @@ with script_logging(snakemake) as log:
     from cookproc.srl.training import TaggerTrainConfig, evaluate, prepare, save_tagger, train_ensemble
 
     p = snakemake.params
-    cfg = TaggerTrainConfig(**p.train, device=p.device, threads=snakemake.threads)
+    cfg = TaggerTrainConfig(**p.tagger, predicate_tags=p.predicate_tags, device=p.device, threads=snakemake.threads)
     from cookproc.core.torch_runtime import configure_torch
 
     configure_torch(snakemake.threads, cfg.device, deterministic=p.deterministic)

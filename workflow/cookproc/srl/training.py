@@ -23,11 +23,39 @@ from cookproc.core.logs import Progress
 from cookproc.core.parquet_io import atomic_output
 from cookproc.srl import syntax
 from cookproc.srl.bio import bio_to_spans
-from cookproc.srl.settings import TaggerTrainConfig  # noqa: F401 (re-exported: the training settings)
 from cookproc.srl.word_encoder import WordEncoder, WordFeatures
 from cookproc.srl.tagger import Batcher, HeadConfig, Instance, Tagger, Vocab
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class TaggerTrainConfig:
+    """The tagger's training settings. Rule train_srl passes config section ``srl.tagger`` whole
+    (plus ``srl.predicate_tags`` and ``srl.device``) and the script builds this from it: the fields
+    the config holds have no default here, theirs is the schema's
+    (workflow/schemas/config/srl.schema.yaml)."""
+
+    encoder: str
+    epochs: int
+    average_checkpoints: bool  # also try the mean of the last epochs' weights (kept if best on dev)
+    ensemble: int  # heads trained with seeds seed, seed + 1, ... (train_ensemble)
+    batch_size: int
+    learning_rate: float
+    hidden: int
+    projection: int
+    dropout: float
+    max_train_words: int  # longer training sentences are skipped (rare; they dominate cost)
+    seed: int
+    predicate_tags: tuple[str, ...]
+    device: str
+    threads: int = 1
+    eval_last_epochs: int = 5  # dev F1 (to keep the best epoch) over the last epochs only
+    weight_decay: float = 0.0
+    max_train_instances: int | None = None  # for quick trials / tests
+
+    def __post_init__(self):
+        self.predicate_tags = tuple(self.predicate_tags)  # a YAML list in the config
 
 
 @dataclass
