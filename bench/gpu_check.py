@@ -339,14 +339,14 @@ def check_srl(device: str, args, config: dict, root: Path) -> list[dict]:
     texts = sentences(200 if args.tiny else 3000, seed=7)
     label_with_tagger(texts[:20], tagger, encoder=encoder, device=device)  # warm-up
     with clock(t, "label"):
-        frames = label_with_tagger(texts, tagger, encoder=encoder, device=device)
-    n_pred = sum(len(f) for f in frames)
+        parses = label_with_tagger(texts, tagger, encoder=encoder, device=device)
+    n_pred = sum(len(f) for f in parses)
     agreement = None
     if not args.no_agreement:  # the same 100 sentences in one call each (batches decide the padding)
         here = label_with_tagger(texts[:100], tagger, encoder=encoder, device=device)
         cpu_frames = label_with_tagger(texts[:100], tagger, device="cpu")
         same = sum(a == b for a, b in zip(here, cpu_frames))
-        agreement = {"what": "tagger frames, 100 sentences", "equal_sentences": f"{same}/100"}
+        agreement = {"what": "tagger parses, 100 sentences", "equal_sentences": f"{same}/100"}
     return [
         {"rule": "train_srl", "model": f"2-head BiLSTM tagger (hidden {srl['tagger']['hidden']}, projection {srl['tagger']['projection']}) on "
                                        f"all-MiniLM-L6-v2 ({weights})",

@@ -104,10 +104,10 @@ def worker(checkout: Path, every: int, epochs: int | None, labelling: bool, thre
         logging.getLogger("cookproc.srl.predict").addHandler(stages)
         logging.getLogger("cookproc.srl.predict").setLevel(logging.INFO)
         t0 = time.perf_counter()
-        frames = label_with_tagger(sentences, tagger, encoder=encoder)
+        parses = label_with_tagger(sentences, tagger, encoder=encoder)
         seconds["labelling the benchmark"] = time.perf_counter() - t0
         seconds.update(stages.seconds)
-        labelled = [repr(f) for f in frames]  # tags, words and probabilities of every chunk
+        labelled = [repr(f) for f in parses]  # tags, words and probabilities of every chunk
     out.write_text(json.dumps({"seconds": seconds, "test_f1": f1, "epochs": cfg.epochs,
                                "heads": settings["ensemble"], "training_rows": len(rows),
                                "sentences": len(sentences), "weights": weights.hexdigest(),

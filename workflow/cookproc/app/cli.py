@@ -76,7 +76,7 @@ def parser() -> argparse.ArgumentParser:
                               "results/models/tuples-supervised-text`); 'none' or 'null': the SRL extractor (--model)")
     extract.add_argument("--model", metavar="NAME",
                          help=f"the SRL extractor of the verbs and arguments: one of {', '.join(MODELS)} (default: "
-                              "the config's procedures.extractor-user.srl_backend, srl-heur-spacy), used instead of the "
+                              "the config's procedures.extractor-procedures.srl_backend, srl-heur-spacy), used instead of the "
                               "trained tuple extractor unless --tuples is given; a key-clip selector's folder is "
                               "taken as --keyclips")
     extract.add_argument("--tagger-model", metavar="PATH", help="the trained SRL tagger's model file (tagger models)")
