@@ -25,7 +25,7 @@ include: "rules/supervised.smk"
 include: "rules/deploy.smk"
 include: "rules/evaluate.smk"
 include: "rules/numbers.smk"
-include: "rules/user.smk"
+include: "rules/procedures.smk"
 include: "rules/corpus.smk"
 include: "rules/report.smk"
 
@@ -47,7 +47,7 @@ rule all:
         "results/significance.csv",
         # Every figure the README and docs state about results, in one file (rules/numbers.smk).
         "results/numbers.json",
-        ["results/srl/agreement-tagger.tsv", "results/srl/corpus/alignment.txt"] if TAGGER_IN_TABLES else [],
+        ["results/srl/agreement-tagger.tsv", "results/srl/training_data/alignment.txt"] if TAGGER_IN_TABLES else [],
         # Everything the HTML report (snakemake --report results/report.html) shows, unless
         # report.build_pages is false (then `snakemake report_all` builds it).
         REPORT_TARGETS if config["report"]["build_pages"] else [],

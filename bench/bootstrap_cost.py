@@ -37,14 +37,14 @@ def paper_systems(upstream: Path, config: dict):
     srl_keys, srl_tuples = import_upstream_srl(yc / "srl_pred.json", clips)
     verbs, nouns = read_epic_classes(yc / "EPIC_verb_classes.csv", VERB), read_epic_classes(yc / "EPIC_noun_classes.csv", NOUN)
     segments = import_upstream(yc / "clip_manifest_10s.txt", yc / "clip_prediction_5s.txt", verbs, nouns)
-    visual = config["visual"]
-    settings = {"paper": dict(tie_key=visual["paper"]["tie_key"]),
-                "corrected": {k: visual["corrected"][k] for k in ("drop_nouns", "wordnet_expansion", "wordnet_max_senses")}}
+    video = config["video"]
+    settings = {"paper": dict(tie_key=video["paper"]["tie_key"]),
+                "corrected": {k: video["corrected"][k] for k in ("drop_nouns", "wordnet_expansion", "wordnet_max_senses")}}
     tuples = {"upstream-srl-heur": srl_tuples}
     for variant, timing in (("paper", "upstream"), ("corrected", "clips")):
         aligned = align(segments, clip_spans(timing, clips, yc / "reviewed_0812.csv" if timing == "upstream" else None))
         built = build_visual_systems(clips, aligned, verbs, nouns, srl_tuples, source="upstream",
-                                     config=VisualConfig(variant, max_rank=visual["max_rank"], **settings[variant]))
+                                     config=VisualConfig(variant, max_rank=video["max_rank"], **settings[variant]))
         tuples.update(built)
     return clips, {"upstream-neural": neural, "upstream-srl-heur": srl_keys}, tuples
 

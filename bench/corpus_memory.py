@@ -5,7 +5,7 @@
 Two measurements in one run, each printing ratios:
   1. The corpus end to end through Snakemake (-c2) on ``--files`` generated transcripts (43 lines
      each, YouCook2's mean clips per video) in ``--shards`` shards, with the SRL extractor's rule for
-     key clips (``user.keyclip_model`` and ``user.tuple_model`` null: no trained model needed): the
+     key clips (``procedures.keyclip_model`` and ``procedures.tuple_model`` null: no trained model needed): the
      dataset (rule corpus_dataset), the per-video Markdown, the report page, and the single-file
      export. Each job's max RSS from Snakemake's benchmark files; prints downstream / shard.
      A shard with the trained models is larger (2-6 GB, docs/benchmarks.md), so this ratio is the
@@ -65,7 +65,7 @@ def max_rss_mb(tsv: Path) -> float:
 def end_to_end(root: Path, n_files: int, shards: int) -> dict:
     upstream = write_tiny_upstream(root / "upstream")
     work = make_workdir(root / "work", upstream, {"corpus": {"name": "bench", "dir": "corpus", "shards": shards},
-                                                  "user": {"keyclip_model": None, "tuple_model": None}})
+                                                  "procedures": {"keyclip_model": None, "tuple_model": None}})
     rng = random.Random(0)
     (work / "corpus").mkdir()
     for i in range(n_files):

@@ -93,8 +93,8 @@ def throughput(settings: dict, files: list[Path], lexicon: Path, what: str) -> d
 
 def corpus_run(workdir: Path, shards: int, keyclips: Path, tuples: Path | None, upstream: Path) -> dict:
     # The models by their absolute paths: files no rule produces, so nothing is trained here.
-    make_workdir(workdir, upstream, {"corpus.shards": shards, "user.keyclip_model": str(keyclips.resolve()),
-                                     "user.tuple_model": str(tuples.resolve()) if tuples else None})
+    make_workdir(workdir, upstream, {"corpus.shards": shards, "procedures.keyclip_model": str(keyclips.resolve()),
+                                     "procedures.tuple_model": str(tuples.resolve()) if tuples else None})
     target = "corpus_all"
     env = dict(os.environ, PYTHONPATH=str(REPO / "workflow"))
     # Checksums and WordNet first: the timed run is the shards and the dataset's summary.
@@ -144,7 +144,7 @@ def main() -> None:
     sample = files[:args.sample]
     print(f"# {platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; corpus {len(files)} "
           f"transcripts; throughput sample {len(sample)}")
-    base = dict(config["user"], keyclip_model=None, tuple_model=None)
+    base = dict(config["procedures"], keyclip_model=None, tuple_model=None)
     selected = dict(base, keyclip_model=str(args.keyclips))
     runs = [("srl-heur-spacy", dict(base, extractor="srl-heur"), "extract"),
             ("srl-spacy", dict(base, extractor="srl"), "extract"),

@@ -45,7 +45,7 @@ def main() -> None:
     for f in sorted(np.unique(fold).tolist()):
         train, val, _ = split_indices(fold, inner, f)
         n_train_steps += ft.training_batches(len(train), base_cfg)
-        n_scored += len(val) + len(clips)  # validation loss, then every clip's tuned vector
+        n_scored += len(val) + len(clips)  # validation loss, then every clip's finetuned vector
     sentences = clips["sentence"].tolist()
     rng = np.random.default_rng(args.seed)
     need = args.batches * base_cfg.batch_size + base_cfg.batch_size + args.embed
@@ -68,7 +68,7 @@ def main() -> None:
         net, _ = ft.train_top(bottom, labels, train, val, cfg, args.seed)
         train_s = time.perf_counter() - start
         start = time.perf_counter()
-        ft.tuned_outputs(net, bottom, args.embed)  # the first --embed sentences of the slice
+        ft.finetuned_outputs(net, bottom, args.embed)  # the first --embed sentences of the slice
         embed_s = time.perf_counter() - start
         projected[layers] = (bottom_s * len(clips) / len(sample) + train_s / args.batches * n_train_steps
                              + embed_s / args.embed * n_scored)

@@ -43,10 +43,10 @@ import yaml  # noqa: E402
 # The benchmark's sizes (docs/benchmarks.md and the issue that asked for this check).
 N_CLIPS = 15_511            # benchmark clips = sentences (results/dataset/clips.parquet)
 MEAN_WORDS = 14             # words per benchmark sentence, about
-EWT_TRAIN_PREDICATES = 31_130  # srl train split predicates (results/srl/corpus/ewt.parquet)
+EWT_TRAIN_PREDICATES = 31_130  # srl train split predicates (results/srl/training_data/ewt.parquet)
 EWT_DEV_PREDICATES = 5_100     # dev predicates, about (evaluated once per epoch of the last ones)
 BENCHMARK_PREDICATES = 55_874  # predicates srl_parse_tagger labels in the 15,511 sentences
-FRAMES_PER_VIDEO = 10 * 43     # visual.resnet.frames_per_clip x clips of an average video
+FRAMES_PER_VIDEO = 10 * 43     # video.resnet.frames_per_clip x clips of an average video
 TSM_SEGMENTS_PER_VIDEO = 60    # 5 s segments of an average 5-minute video
 # The main job's other jobs at 2 cores (docs/benchmarks.md, "The main job from a fresh clone"):
 # the jobs' wall times sum to 9,599 s, of which the torch-device rules took supervised_finetune
@@ -191,7 +191,7 @@ def check_finetune(rule: str, encoder: str, cfg_dict: dict, device: str, args, c
             here = net.eval().embed(states, mask).float().cpu()
             cpu_net = copy_to_cpu(net)
             there = cpu_net.embed(states.cpu(), mask.cpu())
-        agreement = {"what": "tuned sentence vectors, 64 sentences", "max_abs_diff": float((here - there).abs().max())}
+        agreement = {"what": "finetuned sentence vectors, 64 sentences", "max_abs_diff": float((here - there).abs().max())}
     bf16_note = (f"; bf16 autocast {1000 * t['bf16_first'] / steps:.1f} ms a step, "
                  f"{1000 * t['bf16_again'] / steps:.1f} ms run again" if "bf16_first" in t else "")
     return {"rule": rule, "model": f"{encoder} ({weights}), top {cfg.layers} layers, batch {cfg.batch_size}",
@@ -232,7 +232,7 @@ def check_text_features(device: str, args, config: dict, root: Path) -> dict:
 
 
 def check_selector(device: str, args, config: dict, root: Path) -> dict:
-    """deploy_keyclip_selector (train, save, load, score) and the selector of user_procedures / corpus_shard."""
+    """deploy_keyclip_selector (train, save, load, score) and the selector of procedures_extract / corpus_shard."""
     import dataclasses
 
     import pandas as pd
@@ -251,7 +251,7 @@ def check_selector(device: str, args, config: dict, root: Path) -> dict:
                           "is_key": [("add" in s) or ("cut" in s) for s in text]})
     inner = clips["recipe"].isin([f"r{i}" for i in range(0, n // 40, 6)]).to_numpy()
     finetune = FinetuneConfig(**{**neural["finetune"], "epochs": 1, **({"layers": 1} if args.tiny else {})})
-    train_cfg = {k: neural[k] for k in ("dim", "hidden", "dropout", "lr", "weight_decay", "batch_size", "max_epochs",
+    train_cfg = {k: neural[k] for k in ("dim", "hidden", "dropout", "learning_rate", "weight_decay", "batch_size", "max_epochs",
                                         "patience", "threshold_metric", "lexical", "lexical_min_count")}  # rules/keyclips.smk
     net = dataclasses.replace(KeyClipTrainConfig(**train_cfg), max_epochs=3 if args.tiny else 10)
     clock, t = Clock(device), {}
@@ -279,11 +279,11 @@ def check_selector(device: str, args, config: dict, root: Path) -> dict:
                         f"score {n} clips {t['score']:.2f} s ({1000 * per_clip:.2f} ms a clip)",
             "seconds": sum(t.values()), "projection": f"training on {N_CLIPS} clips",
             "projected_s": t["train"] * N_CLIPS / n + t["save"] + t["load"], "agreement": agreement,
-            "per_clip_s": per_clip, "main_job": False}  # built on demand (user.keyclip_model), not by `all`
+            "per_clip_s": per_clip, "main_job": False}  # built on demand (procedures.keyclip_model), not by `all`
 
 
 def srl_rows(n_sentences: int, seed: int, split: str) -> list[dict]:
-    """Synthetic EWT-like SRL corpus rows: one predicate a row, BIO tags around it."""
+    """Synthetic EWT-like SRL training-data rows: one predicate a row, BIO tags around it."""
     rng = np.random.default_rng(seed)
     rows = []
     for s in range(n_sentences):
@@ -317,13 +317,11 @@ def check_srl(device: str, args, config: dict, root: Path) -> list[dict]:
     path, weights = encoder_folder("all-MiniLM-L6-v2", root, tiny=args.tiny)
     n_train, n_dev = (60, 20) if args.tiny else (1500, 300)
     rows = srl_rows(n_train, 4, "train") + srl_rows(n_dev, 5, "dev") + srl_rows(n_dev // 2, 6, "test")
-    cfg = TaggerTrainConfig(encoder=str(path), epochs=1, average_checkpoints=False, batch_size=srl["batch_size"],
-                            learning_rate=srl["learning_rate"], hidden=srl["hidden"], projection=srl["projection"],
-                            dropout=srl["dropout"], max_train_words=srl["max_train_words"], seed=srl["seed"],
+    cfg = TaggerTrainConfig(**{**srl["tagger"], "encoder": str(path), "epochs": 1, "average_checkpoints": False},
                             device=device, threads=args.threads, predicate_tags=tuple(srl["predicate_tags"]))
     clock, t = Clock(device), {}
     encoder = WordEncoder(str(path), device=device)
-    prepare(rows[:5], encoder)  # warm-up: loads spaCy (a fixed cost, not scaled with the corpus)
+    prepare(rows[:5], encoder)  # warm-up: loads spaCy (a fixed cost, not scaled with the training data)
     with clock(t, "prepare"):
         prep = prepare(rows, encoder)
     with clock(t, "train"):
@@ -332,7 +330,7 @@ def check_srl(device: str, args, config: dict, root: Path) -> list[dict]:
         evaluate(tagger, prep, "dev", device=device)
     n_train_pred = sum(r["split"] == "train" for r in rows)
     n_dev_pred = sum(r["split"] == "dev" for r in rows)
-    epochs, heads = int(srl["epochs"]), int(srl["ensemble"])
+    epochs, heads = int(srl["tagger"]["epochs"]), int(srl["tagger"]["ensemble"])
     # One epoch of one head here includes its dev pass inside training; the projection scales the
     # epoch by predicates, times epochs and heads, plus the final dev/test evaluation and preparing EWT.
     train_projected = (t["train"] * EWT_TRAIN_PREDICATES / n_train_pred * epochs * heads
@@ -341,16 +339,16 @@ def check_srl(device: str, args, config: dict, root: Path) -> list[dict]:
     texts = sentences(200 if args.tiny else 3000, seed=7)
     label_with_tagger(texts[:20], tagger, encoder=encoder, device=device)  # warm-up
     with clock(t, "label"):
-        frames = label_with_tagger(texts, tagger, encoder=encoder, device=device)
-    n_pred = sum(len(f) for f in frames)
+        parses = label_with_tagger(texts, tagger, encoder=encoder, device=device)
+    n_pred = sum(len(f) for f in parses)
     agreement = None
     if not args.no_agreement:  # the same 100 sentences in one call each (batches decide the padding)
         here = label_with_tagger(texts[:100], tagger, encoder=encoder, device=device)
         cpu_frames = label_with_tagger(texts[:100], tagger, device="cpu")
         same = sum(a == b for a, b in zip(here, cpu_frames))
-        agreement = {"what": "tagger frames, 100 sentences", "equal_sentences": f"{same}/100"}
+        agreement = {"what": "tagger parses, 100 sentences", "equal_sentences": f"{same}/100"}
     return [
-        {"rule": "train_srl", "model": f"2-head BiLSTM tagger (hidden {srl['hidden']}, projection {srl['projection']}) on "
+        {"rule": "train_srl", "model": f"2-head BiLSTM tagger (hidden {srl['tagger']['hidden']}, projection {srl['tagger']['projection']}) on "
                                        f"all-MiniLM-L6-v2 ({weights})",
          "measured": f"prepare {len(rows)} predicates {t['prepare']:.2f} s; 1 epoch x 1 head on {n_train_pred} "
                      f"predicates {t['train']:.2f} s; dev {n_dev_pred} {t['dev']:.2f} s",
@@ -365,7 +363,7 @@ def check_srl(device: str, args, config: dict, root: Path) -> list[dict]:
     ]
 
 
-def check_visual(device: str, args, config: dict, root: Path) -> list[dict]:
+def check_video(device: str, args, config: dict, root: Path) -> list[dict]:
     """video_frame_features (ResNet-50) and video_tsm (TSM): the networks on preprocessed frames, loaded
     through the rules' loaders (decoding is CPU work and not timed here)."""
     import torch
@@ -374,13 +372,13 @@ def check_visual(device: str, args, config: dict, root: Path) -> list[dict]:
     from cookproc.video.resnet import load_resnet50
     from cookproc.video.tsm import TSM, epic_checkpoint, load_epic_tsm
 
-    visual = config["visual"]
+    video = config["video"]
     torch.manual_seed(0)
     resnet_path, tsm_path = root / "resnet50.pth", root / "tsm.pth.tar"
     torch.save(torchvision.models.resnet50(weights=None).state_dict(), resnet_path)
     torch.save(epic_checkpoint(TSM(125, 352, 8)), tsm_path)
-    crop = 64 if args.tiny else visual["resnet"]["crop"]
-    batch = 4 if args.tiny else visual["resnet"]["batch_size"]
+    crop = 64 if args.tiny else video["resnet"]["crop"]
+    batch = 4 if args.tiny else video["resnet"]["batch_size"]
     frames = torch.randn(batch, 3, crop, crop)
     clock, t = Clock(device), {}
     resnet = load_resnet50(resnet_path).to(device)
@@ -390,7 +388,7 @@ def check_visual(device: str, args, config: dict, root: Path) -> list[dict]:
             features = resnet(frames.to(device))
     tsm, info = load_epic_tsm(tsm_path)
     tsm = tsm.to(device).eval()
-    segments = 1 if args.tiny else visual["tsm"]["batch_size"]
+    segments = 1 if args.tiny else video["tsm"]["batch_size"]
     clips = torch.randn(segments, info.segment_count, 3, crop, crop)
     with torch.no_grad():
         tsm(clips.to(device))
@@ -456,7 +454,7 @@ def main(argv=None) -> int:
                                                             args.device, args, config, root)]),
             ("deploy_keyclip_selector", lambda: [check_selector(args.device, args, config, root)]),
             ("train_srl, srl_parse_tagger", lambda: check_srl(args.device, args, config, root)),
-            ("video_frame_features, video_tsm", lambda: check_visual(args.device, args, config, root)),
+            ("video_frame_features, video_tsm", lambda: check_video(args.device, args, config, root)),
         ]
         failed = []
         for name, step in steps:

@@ -23,7 +23,7 @@ from cookproc.keyclips.finetune import FinetuneConfig, finetune_folds
 from cookproc.keyclips.frozen_bottom import load_bottom
 from cookproc.learn.folds import clip_folds, read_folds
 from cookproc.learn.inputs import frame_sets, read_clips_parquet, text_inputs, tsm_sets
-from cookproc.keyclips.neural import TunedSentences, run_neural, set_torch_threads
+from cookproc.keyclips.neural import FinetunedSentences, run_neural, set_torch_threads
 from cookproc.learn.sentence_vectors import clip_text_features
 from cookproc.keyclips.tfidf import tfidf_fit_predict
 from cookproc.keyclips.train import KeyClipTrainConfig
@@ -58,14 +58,14 @@ def main() -> None:
     train_keys = [f for f in KeyClipTrainConfig.__dataclass_fields__ if f in kc["neural"]]
     cfg = KeyClipTrainConfig(**{k: kc["neural"][k] for k in train_keys})
     gold = clips["is_key"].to_numpy()
-    seconds, tuned, tuning_seconds = {}, None, 0.0
+    seconds, finetuned, tuning_seconds = {}, None, 0.0
     if finetune.layers and {"text", "full"} & set(args.variants):
         start = time.perf_counter()
         bottom = load_bottom(kc["text"]["path"], clips["sentence"].astype(str).tolist(), finetune.layers,
                              max_length=finetune.max_length)
         fold, inner = clip_folds(folds, clips)
         per_fold = finetune_folds(bottom, gold.astype(bool), fold, inner, finetune, args.seed)
-        tuned = TunedSentences(per_fold, lambda v: text_inputs(clips, v, context_window=window, layout=layout),
+        finetuned = FinetunedSentences(per_fold, lambda v: text_inputs(clips, v, context_window=window, layout=layout),
                                kc["neural"].get("head_weight", 0.0))
         tuning_seconds = time.perf_counter() - start
         print(f"fine-tuning {tuning_seconds:7.1f} s all folds (per fold: "
@@ -81,8 +81,8 @@ def main() -> None:
         else:
             result = run_neural(variant, clips, folds, text if variant != "visual" else None,
                                 visual if variant != "text" else None, cfg, args.seed,
-                                tuned if variant != "visual" else None)
-        shares_tuning = tuned is not None and variant in ("text", "full")
+                                finetuned if variant != "visual" else None)
+        shares_tuning = finetuned is not None and variant in ("text", "full")
         seconds[variant] = time.perf_counter() - start + (tuning_seconds if shares_tuning else 0.0)
         s = score_keyclips(gold, result.is_key)
         per_fold = " ".join(f"{info['seconds']:.0f}" for info in result.info.values())

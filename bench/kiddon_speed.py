@@ -1,4 +1,4 @@
-"""Speed of the Kiddon segmenter on the real corpus: hard-EM training plus segmentation of the
+"""Speed of the Kiddon segmenter on the real training text: hard-EM training plus segmentation of the
 benchmark, in this process (what the two workflow rules do, without Snakemake around them).
 
     .venv/bin/python bench/kiddon_speed.py                  # one run, 15 iterations
@@ -30,9 +30,9 @@ BUDGET_S = 300.0
 def run(upstream: Path, iterations: int) -> dict:
     """Train and segment once; timings, sizes and digests of the outputs."""
     from cookproc.data.dataset import read_benchmark_csv, read_repairs
-    from cookproc.kiddon.corpus import read_lexicon_words, read_transcripts
+    from cookproc.kiddon.training_text import read_lexicon_words, read_transcripts
     from cookproc.kiddon.outputs import clip_tuples, key_clips, segment_clips
-    from cookproc.kiddon.segmenter import Segmenter, Settings, corpus_sentences, train
+    from cookproc.kiddon.segmenter import Segmenter, Settings, training_sentences, train
     from cookproc.data.wordnet import has_verb_synset, wordnet
 
     youcook2 = upstream / "youcook2"
@@ -40,7 +40,7 @@ def run(upstream: Path, iterations: int) -> dict:
     wordnet()  # loaded once per process whatever runs first; counted in the total
     documents = read_transcripts(youcook2 / "transcript")
     lexicon = read_lexicon_words(youcook2 / "1.2.cooking_vocab.strict_filtered.unsorted.lst")
-    model, history = train(corpus_sentences(documents), lexicon, has_verb_synset, iterations=iterations,
+    model, history = train(training_sentences(documents), lexicon, has_verb_synset, iterations=iterations,
                            settings=Settings())
     train_wall, train_cpu = time.perf_counter() - wall, time.process_time() - cpu
 
@@ -79,7 +79,7 @@ def main() -> int:
     first = run(args.upstream, args.iterations)
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}")
-    print(f"corpus: {first['sentences']} transcript sentences; {first['clips']} benchmark clips, "
+    print(f"training text: {first['sentences']} transcript sentences; {first['clips']} benchmark clips, "
           f"{first['key_clips']} key; model of {first['verbs']} verbs after {args.iterations} iterations")
     print(f"{'':12s}{'wall s':>9s}{'cpu s':>9s}")
     for part in ("train", "segment", "total"):

@@ -10,7 +10,7 @@
 Exports ``--base`` (``git archive``) and the current tree, then runs, for each in turn and in a
 process of its own that imports that checkout's ``cookproc`` (PYTHONPATH), with ``--threads`` (2):
   - train_srl's steps on a slice of EWT (every ``--every``-th document of each split, from
-    results/srl/corpus/ewt.parquet): preparation (spaCy, encoder features), training with the
+    results/srl/training_data/ewt.parquet): preparation (spaCy, encoder features), training with the
     checkout's own `srl:` settings (config.yaml: epochs, heads, ...; ``--epochs`` sets the epochs
     of both, for a quicker per-epoch comparison), scoring on the slice's test documents;
   - srl_parse_tagger's work: every benchmark sentence (results/dataset/clips.parquet; the first
@@ -19,7 +19,7 @@ process of its own that imports that checkout's ``cookproc`` (PYTHONPATH), with 
 Prints seconds per step, current / base ratios and the test span F1 of both, all from this one run,
 and whether the two checkouts trained identical weights (a digest of every tensor) and labelled the
 sentences identically (tags and probabilities, sentence by sentence).
-The slice keeps the ratio of training to preparation of the full corpus only roughly; the full-size
+The slice keeps the ratio of training to preparation of the full training data only roughly; the full-size
 measurements are in docs/benchmarks.md.
 """
 from __future__ import annotations
@@ -39,7 +39,7 @@ from pathlib import Path
 
 from rerun_overhead import REPO, export_base, export_current
 
-CORPUS = REPO / "results" / "srl" / "corpus" / "ewt.parquet"
+TRAINING_DATA = REPO / "results" / "srl" / "training_data" / "ewt.parquet"
 CLIPS = REPO / "results" / "dataset" / "clips.parquet"
 
 
@@ -64,19 +64,20 @@ def worker(checkout: Path, every: int, epochs: int | None, labelling: bool, thre
 
     from cookproc.core.parquet_io import read_parquet
     from cookproc.core.schemas import CLIPS as CLIPS_SCHEMA
-    from cookproc.srl.corpus import SRL_CORPUS
+    from cookproc.srl.training_data import SRL_TRAINING_DATA
     from cookproc.srl.predict import label_with_tagger
     from cookproc.srl.training import TaggerTrainConfig, evaluate, prepare, train_ensemble
     from cookproc.srl.word_encoder import WordEncoder
 
     torch.set_num_threads(threads)
-    settings = yaml.safe_load((checkout / "config.yaml").read_text())["srl"]
-    names = {f.name for f in dataclasses.fields(TaggerTrainConfig)}
-    cfg = TaggerTrainConfig(**{k: v for k, v in settings.items() if k in names - {"predicate_tags"}},
-                            threads=threads, predicate_tags=tuple(settings["predicate_tags"]))
+    srl = yaml.safe_load((checkout / "config.yaml").read_text())["srl"]
+    settings = srl.get("tagger", srl)  # a checkout before issue 38 keeps them in section srl itself
+    names = {f.name for f in dataclasses.fields(TaggerTrainConfig)} - {"predicate_tags", "device", "threads"}
+    cfg = TaggerTrainConfig(**{k: v for k, v in settings.items() if k in names}, device=srl.get("device", "cpu"),
+                            threads=threads, predicate_tags=tuple(srl["predicate_tags"]))
     if epochs:
         cfg = dataclasses.replace(cfg, epochs=epochs)
-    rows = read_parquet(CORPUS, SRL_CORPUS).to_pylist()
+    rows = read_parquet(TRAINING_DATA, SRL_TRAINING_DATA).to_pylist()
     docs = {split: sorted({r["doc"] for r in rows if r["split"] == split}) for split in ("train", "dev", "test")}
     kept = {doc for split in docs for doc in docs[split][::every]}
     rows = [r for r in rows if r["doc"] in kept]
@@ -103,12 +104,12 @@ def worker(checkout: Path, every: int, epochs: int | None, labelling: bool, thre
         logging.getLogger("cookproc.srl.predict").addHandler(stages)
         logging.getLogger("cookproc.srl.predict").setLevel(logging.INFO)
         t0 = time.perf_counter()
-        frames = label_with_tagger(sentences, tagger, encoder=encoder)
+        parses = label_with_tagger(sentences, tagger, encoder=encoder)
         seconds["labelling the benchmark"] = time.perf_counter() - t0
         seconds.update(stages.seconds)
-        labelled = [repr(f) for f in frames]  # tags, words and probabilities of every chunk
+        labelled = [repr(f) for f in parses]  # tags, words and probabilities of every chunk
     out.write_text(json.dumps({"seconds": seconds, "test_f1": f1, "epochs": cfg.epochs,
-                               "heads": settings["ensemble"], "corpus_rows": len(rows),
+                               "heads": settings["ensemble"], "training_rows": len(rows),
                                "sentences": len(sentences), "weights": weights.hexdigest(),
                                "labelled": labelled}))
 
@@ -132,7 +133,7 @@ def main() -> int:
         return 0
     if not args.base:
         parser.error("--base is required")
-    for needed in (CORPUS, CLIPS) if args.labelling else (CORPUS,):
+    for needed in (TRAINING_DATA, CLIPS) if args.labelling else (TRAINING_DATA,):
         if not needed.is_file():
             sys.exit(f"{needed} is missing: build it first (.venv/bin/snakemake -c2 {needed.relative_to(REPO)})")
     runs = {"base": [], "current": []}
@@ -159,7 +160,7 @@ def main() -> int:
                               text=True).stdout.strip()
     base, current = results["base"], results["current"]
     labelled = f"{base['sentences']} benchmark sentences labelled" if args.labelling else "no labelling"
-    print(f"\nEWT slice: every {args.every}th document ({base['corpus_rows']} corpus rows); {labelled}")
+    print(f"\nEWT slice: every {args.every}th document ({base['training_rows']} training-data rows); {labelled}")
     print(f"| step (fastest of {args.repeat}) | base {base_rev} (s) | current tree (s) | current / base |")
     print("|---|---:|---:|---:|")
     for step in base["seconds"]:

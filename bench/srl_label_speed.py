@@ -21,9 +21,9 @@ def main() -> None:
     torch.set_num_threads(threads)
     sentences = read_parquet("results/dataset/clips.parquet", CLIPS).column("sentence").to_pylist()
     t0, c0 = time.perf_counter(), time.process_time()
-    frames = label_with_tagger(sentences, load_tagger(model))
+    parses = label_with_tagger(sentences, load_tagger(model))
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(f"{len(sentences)} sentences, {sum(map(len, frames))} frames: wall {wall:.1f}s, process CPU {cpu:.1f}s, "
+    print(f"{len(sentences)} sentences, {sum(map(len, parses))} predicate frames: wall {wall:.1f}s, process CPU {cpu:.1f}s, "
           f"{threads} threads; target 600s -> ratio {wall / 600:.2f}")
 
 

@@ -211,7 +211,7 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--note", default="", help="a line on what was measured (e.g. which stages exist)")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override a config value (YAML), e.g. srl.epochs=2; stated in the report")
+                        help="override a config value (YAML), e.g. srl.tagger.epochs=2; stated in the report")
     args = parser.parse_args()
     overrides = {}
     for item in args.set:

@@ -82,19 +82,6 @@ def code_fingerprint(script):
     return fingerprint(os.path.join(REPO_DIR, "workflow", "scripts", f"{script}.py"), LIB, REPO_DIR)
 
 
-def settings_of(settings_class, section, without=()):
-    """The keys of a config section that a stage's settings dataclass has, as one param: the rule
-    passes them whole (a change to another key of the section reruns nothing) and the script builds
-    ``settings_class(**params.<name>)``; their defaults live in the schema only."""
-    from dataclasses import fields
-
-    return {
-        field.name: section[field.name]
-        for field in fields(settings_class)
-        if field.name in section and field.name not in without
-    }
-
-
 def repo_path(path):
     """A file of the workflow itself (schemas, tables shipped with the code), relative to the working
     directory: a checkout moved together with its results keeps the same input paths."""
@@ -170,7 +157,7 @@ def tuple_systems():
 
 
 # Systems on the trained SRL tagger (srl-heur-tagger, ...) among the configured ones: then the
-# default target also builds the tagger's agreement with upstream's SRL and its EWT corpus report.
+# default target also builds the tagger's agreement with upstream's SRL and its EWT training data report.
 TAGGER_IN_TABLES = any(
     name.startswith("srl-") and name.endswith("-tagger") for name in keyclip_systems() + tuple_systems()
 )
@@ -188,7 +175,7 @@ def user_tuples_files(wildcards):
 # too: the frozen sentence vectors (rule text_features) and the per-fold fine-tuned ones of rule
 # keyclips_finetune, one file per seed.
 TEXT_FEATURES = f"results/features/text/{config['keyclips']['text']['name']}.parquet"
-TUNED_TEXT = f"results/features/text/finetuned/{config['keyclips']['text']['name']}.seed{{seed}}"
+FINETUNED_TEXT = f"results/features/text/finetuned/{config['keyclips']['text']['name']}.seed{{seed}}"
 
 
 def gpus_for(device):
@@ -207,9 +194,7 @@ def local_video(wildcards):
     """The video file of one job, or nothing: a missing video then fails (or is skipped) inside the
     job with a clear message instead of stopping the whole DAG."""
     try:
-        return [
-            str(find_video(config["visual"]["videos_dir"], wildcards.video_id, config["visual"]["video_extensions"]))
-        ]
+        return [str(find_video(config["video"]["videos_dir"], wildcards.video_id, config["video"]["video_extensions"]))]
     except VideoError:
         return []
 
@@ -229,24 +214,27 @@ def per_listed_video(pattern):
     return lambda wildcards: expand(pattern, video_id=listed_videos())
 
 
-# Input functions of user procedures (rules/user.smk).
-# Snakemake reads nested --config values as strings, so `--config 'user={tuple_model: none}'` gives
+# Input functions of rule procedures_extract (rules/procedures.smk).
+# Snakemake reads nested --config values as strings, so `--config 'procedures={tuple_model: none}'` gives
 # "none": "none" and "null" mean no model, here and in `cookproc extract --tuples none`.
-USER = {**config["user"], **{key: optional_path(config["user"].get(key)) for key in ("keyclip_model", "tuple_model")}}
+PROCEDURES = {
+    **config["procedures"],
+    **{key: optional_path(config["procedures"].get(key)) for key in ("keyclip_model", "tuple_model")},
+}
 
 
-USER_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+PROCEDURE_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 
 
-def user_subtitles(wildcards):
+def procedure_subtitles(wildcards):
     """The one subtitle / transcript file of ``name`` (a clear error when there is none or several)."""
-    if not re.fullmatch(USER_NAME, wildcards.name):
+    if not re.fullmatch(PROCEDURE_NAME, wildcards.name):
         raise ValueError(
-            f"procedures for {wildcards.name!r}: a name must match {USER_NAME} (a letter or "
+            f"procedures for {wildcards.name!r}: a name must match {PROCEDURE_NAME} (a letter or "
             "digit, then letters, digits, '_', '.' or '-'); rename the file in "
-            f"{USER['dir']} and ask for results/procedures/<name>.json"
+            f"{PROCEDURES['dir']} and ask for results/procedures/<name>.json"
         )
-    candidates = [os.path.join(USER["dir"], f"{wildcards.name}.{ext}") for ext in SUBTITLE_EXTENSIONS]
+    candidates = [os.path.join(PROCEDURES["dir"], f"{wildcards.name}.{ext}") for ext in SUBTITLE_EXTENSIONS]
     found = [path for path in candidates if os.path.exists(path)]
     if len(found) != 1:
         raise ValueError(
@@ -256,36 +244,36 @@ def user_subtitles(wildcards):
     return found[0]
 
 
-def user_names():
+def procedure_names():
     """Names of the user's subtitle / transcript files present (valid names only; the report shows
     their procedures)."""
     names = set()
     for ext in SUBTITLE_EXTENSIONS:
-        for path in glob.glob(os.path.join(glob.escape(USER["dir"]), f"*.{ext}")):
+        for path in glob.glob(os.path.join(glob.escape(PROCEDURES["dir"]), f"*.{ext}")):
             name = os.path.basename(path)[: -len(ext) - 1]
-            if re.fullmatch(USER_NAME, name):
+            if re.fullmatch(PROCEDURE_NAME, name):
                 names.add(name)
     return sorted(names)
 
 
-def user_video(wildcards):
+def procedure_video(wildcards):
     """The optional video of ``name`` (first existing extension), as a list of zero or one file."""
-    for ext in USER["video_extensions"]:
-        path = os.path.join(USER["dir"], f"{wildcards.name}.{ext}")
+    for ext in PROCEDURES["video_extensions"]:
+        path = os.path.join(PROCEDURES["dir"], f"{wildcards.name}.{ext}")
         if os.path.exists(path):
             return [path]
     return []
 
 
-def user_lexicon():
-    return USER["lexicon"] or upstream("youcook2/1.2.cooking_vocab.strict_filtered.unsorted.lst")
+def procedure_lexicon():
+    return PROCEDURES["lexicon"] or upstream("youcook2/1.2.cooking_vocab.strict_filtered.unsorted.lst")
 
 
 # How a file becomes a procedure (cookproc.app.procedures.ProcedureSettings): params of rule
-# user_procedures and of the corpus shards alike, and the model files those settings read.
+# procedures_extract and of the corpus shards alike, and the model files those settings read.
 # The key-clip selector reaches the scripts as an input only (input.keyclip_model).
-USER_SETTINGS = {
-    key: USER[key]
+PROCEDURE_SETTINGS = {
+    key: PROCEDURES[key]
     for key in (
         "segmentation",
         "max_clip_s",
@@ -302,12 +290,12 @@ USER_SETTINGS = {
         "other_language",
     )
 }
-# The user and corpus rules run the deployed selector and the tagger on user.device.
-USER_GPUS = 0 if USER["device"] == "cpu" else 1
-USER_MODELS = dict(
-    tagger=[USER["tagger_model"]] if USER["srl_backend"] == "tagger" and USER["tagger_model"] else [],
-    keyclip_model=[USER["keyclip_model"]] if USER["keyclip_model"] else [],
-    tuple_model=[USER["tuple_model"]] if USER["tuple_model"] else [],
+# The procedures and corpus rules run the deployed selector and the tagger on procedures.device.
+PROCEDURE_GPUS = 0 if PROCEDURES["device"] == "cpu" else 1
+PROCEDURE_MODELS = dict(
+    tagger=[PROCEDURES["tagger_model"]] if PROCEDURES["srl_backend"] == "tagger" and PROCEDURES["tagger_model"] else [],
+    keyclip_model=[PROCEDURES["keyclip_model"]] if PROCEDURES["keyclip_model"] else [],
+    tuple_model=[PROCEDURES["tuple_model"]] if PROCEDURES["tuple_model"] else [],
 )
 # The neural text key-clip selector and the text-only supervised tuple extractor trained on every
 # benchmark recipe (rules/deploy.smk).

@@ -1,6 +1,6 @@
 # Stage rules: corpus (see CONTRIBUTING.md). Procedures over a folder of transcripts or subtitles
 # (config `corpus`; by default every transcript of the upstream youcook2/transcript/), extracted
-# with the `user` section's settings in `corpus.shards` jobs into one partitioned dataset,
+# with the `procedures` section's settings in `corpus.shards` jobs into one partitioned dataset,
 # results/corpus/<name>/procedures/ (hive-style: shard=NNNNN/part-0.parquet per shard, and
 # _metadata, the shards' footers and manifest; cookproc.app.corpus). No job reads every row: the
 # Markdown and the report read the dataset shard by shard. A video's shard is fixed by a hash of
@@ -25,9 +25,9 @@ CORPUS_VERIFIED = [] if CORPUS["dir"] else ["results/dataset/upstream-checksums.
 rule corpus_shard:
     "Extract the procedures of one shard of the corpus's files (clips, key flags, tuples)."
     input:
-        **USER_MODELS,
+        **PROCEDURE_MODELS,
         sources=corpus_shard_sources(CORPUS_FOLDER, CORPUS["extensions"], CORPUS_SHARDS),
-        lexicon=user_lexicon(),
+        lexicon=procedure_lexicon(),
         verified=CORPUS_VERIFIED,
         wordnet=config["resources"]["nltk_data"],
     output:
@@ -44,13 +44,13 @@ rule corpus_shard:
     # One core a shard: scale out with corpus.shards. torch, BLAS and the boosting's OpenMP are held
     # to this (cookproc.core.threads); they would otherwise each start a thread per core.
     threads: 1
-    # The selector and the tagger run on user.device: a GPU is asked for unless it is the CPU.
+    # The selector and the tagger run on procedures.device: a GPU is asked for unless it is the CPU.
     resources:
-        gpu=USER_GPUS,
+        gpu=PROCEDURE_GPUS,
         mem_mb=4000,
         runtime=60,
     params:
-        **USER_SETTINGS,
+        **PROCEDURE_SETTINGS,
         code=code_fingerprint("corpus_shard"),
         shards=CORPUS_SHARDS,
         deterministic=TORCH["deterministic"],

@@ -1,5 +1,5 @@
 # Stage rules: deploy (see CONTRIBUTING.md). Models trained on every benchmark recipe for use on new
-# transcripts (rule user_procedures, the corpus rules, `cookproc extract`), each a folder under
+# transcripts (rule procedures_extract, the corpus rules, `cookproc extract`), each a folder under
 # results/models/ with its weights, the config used, the code fingerprint and a model card.
 
 

@@ -18,7 +18,7 @@ KC_NEURAL_PARAMS = dict(
             "dim",
             "hidden",
             "dropout",
-            "lr",
+            "learning_rate",
             "weight_decay",
             "batch_size",
             "max_epochs",
@@ -30,10 +30,10 @@ KC_NEURAL_PARAMS = dict(
     },
 )
 # Variants that read sentences read either the frozen sentence vectors or, with fine-tuning (layers
-# > 0), the per-fold tuned vectors of rule keyclips_finetune, one file per seed: changing the net's
+# > 0), the per-fold finetuned vectors of rule keyclips_finetune, one file per seed: changing the net's
 # settings never fine-tunes again, and text and full share one fine-tuning per seed.
 KC_SENTENCE_INPUT = (
-    dict(tuned=f"{TUNED_TEXT}.parquet") if KC_NEURAL["finetune"]["layers"] > 0 else dict(text=TEXT_FEATURES)
+    dict(finetuned=f"{FINETUNED_TEXT}.parquet") if KC_NEURAL["finetune"]["layers"] > 0 else dict(text=TEXT_FEATURES)
 )
 # Nested selection (keyclips.neural.selection); the visual variant reads no sentences and takes only
 # the threshold rule's candidates, so candidates of sentence settings never rerun it.
@@ -107,13 +107,13 @@ rule keyclips_folds:
 
 # The heavy part on CPUs: two threads, a GPU when configured.
 rule keyclips_finetune:
-    "Fine-tune the sentence encoder per fold on its training recipes; tuned vectors and head scores."
+    "Fine-tune the sentence encoder per fold on its training recipes; finetuned vectors and head scores."
     input:
         clips=CLIPS,
         folds="results/keyclips/folds.parquet",
     output:
-        vectors=f"{TUNED_TEXT}.parquet",
-        info=f"{TUNED_TEXT}.json",
+        vectors=f"{FINETUNED_TEXT}.parquet",
+        info=f"{FINETUNED_TEXT}.json",
     log:
         f"logs/keyclips/keyclips_finetune/{KC['text']['name']}.seed{{seed}}.log",
     benchmark:

@@ -18,9 +18,9 @@ REPORT_TARGETS = [
     "results/report/per_recipe_tuples.png",
     *expand("results/report/errors/keyclips/{system}.html", system=keyclip_systems()),
     *expand("results/report/errors/tuples/{system}.html", system=tuple_systems()),
-    # The procedures of the user's files present in user.dir, and the corpus's summary once the
+    # The procedures of the user's files present in procedures.dir, and the corpus's summary once the
     # corpus was built (its target is never built just for the report: hours on the full corpus).
-    *expand("results/report/procedures/{name}.html", name=user_names()),
+    *expand("results/report/procedures/{name}.html", name=procedure_names()),
     *(
         [f"results/report/corpus/{config['corpus']['name']}.html"]
         if os.path.exists(rules.corpus_dataset.output.metadata)

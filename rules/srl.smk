@@ -1,9 +1,7 @@
 # Stage rules: srl (see CONTRIBUTING.md). Our own SRL (the paper's AllenNLP model cannot be
-# installed here): an EWT span-SRL corpus, a trained BIO tagger, parses of every benchmark
+# installed here): EWT span-SRL training data, a trained BIO tagger, parses of every benchmark
 # sentence per backend, and the paper's SRL baselines (w/ and w/o heuristics) from each parse.
 # The cooking lexicon rebuilt the paper's way lives here too.
-
-from cookproc.srl.settings import TaggerTrainConfig
 
 SRL = config["srl"]
 # A GPU is asked for only when the tagger is configured to use one.
@@ -15,29 +13,29 @@ wildcard_constraints:
     srl_backend="tagger|spacy|allennlp",
 
 
-rule srl_corpus:
-    "Span-SRL training corpus rebuilt from PropBank on the EWT treebank (official split)."
+rule srl_training_data:
+    "Span-SRL training data rebuilt from PropBank on the EWT treebank (official split)."
     input:
         ewt=files_in(SRL["propbank_ewt_dir"]),
     output:
-        corpus="results/srl/corpus/ewt.parquet",
-        report="results/srl/corpus/alignment.txt",
+        training_data="results/srl/training_data/ewt.parquet",
+        report="results/srl/training_data/alignment.txt",
     log:
-        "logs/srl/srl_corpus.log",
+        "logs/srl/srl_training_data.log",
     conda:
         "../envs/cpu.yaml"
     params:
-        code=code_fingerprint("srl_corpus"),
+        code=code_fingerprint("srl_training_data"),
         root=folder_of("ewt", SRL["propbank_ewt_dir"]),
         min_pos_agreement=SRL["min_pos_agreement"],
     script:
-        "../workflow/scripts/srl_corpus.py"
+        "../workflow/scripts/srl_training_data.py"
 
 
 rule train_srl:
     "Train the BIO SRL tagger on the frozen word encoder; EWT dev/test scores."
     input:
-        corpus="results/srl/corpus/ewt.parquet",
+        training_data="results/srl/training_data/ewt.parquet",
     output:
         model="results/srl/model/tagger.pt",
         scores="results/srl/model/ewt_scores.tsv",
@@ -55,9 +53,9 @@ rule train_srl:
         runtime=90,
     params:
         code=code_fingerprint("srl_train"),
-        # The keys of section srl that the training settings have (cookproc.srl.settings), as they are;
-        # the device apart, as every GPU rule's (tests/test_slurm_profile.py).
-        train=settings_of(TaggerTrainConfig, SRL, without=("device",)),
+        # Section srl.tagger whole; predicate_tags and the device are the parsing rules' too.
+        tagger=SRL["tagger"],
+        predicate_tags=SRL["predicate_tags"],
         device=SRL["device"],
         deterministic=TORCH["deterministic"],
     script:
@@ -71,7 +69,7 @@ rule srl_parse_tagger:
         model="results/srl/model/tagger.pt",
         wordnet=config["resources"]["nltk_data"],
     output:
-        frames="results/srl/tagger.parquet",
+        parses="results/srl/tagger.parquet",
     log:
         "logs/srl/srl_parse_tagger.log",
     benchmark:
@@ -99,7 +97,7 @@ rule srl_parse_spacy:
         clips=CLIPS,
         wordnet=config["resources"]["nltk_data"],
     output:
-        frames="results/srl/spacy.parquet",
+        parses="results/srl/spacy.parquet",
     log:
         "logs/srl/srl_parse_spacy.log",
     benchmark:
@@ -123,7 +121,7 @@ rule srl_import_allennlp:
         json=SRL["allennlp_json"],
         wordnet=config["resources"]["nltk_data"],
     output:
-        frames="results/srl/allennlp.parquet",
+        parses="results/srl/allennlp.parquet",
     log:
         "logs/srl/srl_import_allennlp.log",
     conda:
@@ -141,7 +139,7 @@ rule srl_import_allennlp:
 rule srl_systems_noheur:
     "SRL without the paper's heuristics: key clips and tuples per backend."
     input:
-        frames="results/srl/{srl_backend}.parquet",
+        parses="results/srl/{srl_backend}.parquet",
         clips=CLIPS,
         wordnet=config["resources"]["nltk_data"],
     output:
@@ -163,7 +161,7 @@ rule srl_systems_noheur:
 rule srl_systems_heur:
     "SRL with the paper's heuristics: key clips and tuples per backend."
     input:
-        frames="results/srl/{srl_backend}.parquet",
+        parses="results/srl/{srl_backend}.parquet",
         clips=CLIPS,
         lexicon=SRL_LEXICON,
         wordnet=config["resources"]["nltk_data"],
@@ -188,7 +186,7 @@ rule srl_systems_heurlex:
 
     # SRL w/ heuristics with the rebuilt lexicon: the lexicon's effect on Tables 4 and 5.
     input:
-        frames="results/srl/{srl_backend}.parquet",
+        parses="results/srl/{srl_backend}.parquet",
         clips=CLIPS,
         lexicon="results/lexicon/rebuilt.lst",
         wordnet=config["resources"]["nltk_data"],

@@ -6,22 +6,22 @@ SUP_SRL = f"results/srl/{SUP['srl_backend']}.parquet"
 SUP_LEXICON = upstream(config["srl"]["upstream_lexicon"])
 # Sentence vectors of the key-clip classifier: the per-fold fine-tuned ones of the first neural
 # seed (rule keyclips_finetune) or the frozen ones.
-if SUP["keyclips"]["tuned_vectors"] and rules.keyclips_finetune.params.finetune["layers"] < 1:
+if SUP["keyclips"]["finetuned_vectors"] and rules.keyclips_finetune.params.finetune["layers"] < 1:
     raise ValueError(
-        "supervised.keyclips.tuned_vectors needs keyclips.neural.finetune.layers >= 1 "
-        "(or set tuned_vectors: false for the frozen sentence vectors)"
+        "supervised.keyclips.finetuned_vectors needs keyclips.neural.finetune.layers >= 1 "
+        "(or set finetuned_vectors: false for the frozen sentence vectors)"
     )
 SUP_SENTENCES = (
-    dict(tuned=f"{TUNED_TEXT}.parquet".format(seed=config["keyclips"]["neural"]["seeds"][0]))
-    if SUP["keyclips"]["tuned_vectors"]
+    dict(finetuned=f"{FINETUNED_TEXT}.parquet".format(seed=config["keyclips"]["neural"]["seeds"][0]))
+    if SUP["keyclips"]["finetuned_vectors"]
     else dict(text=TEXT_FEATURES)
 )
 # A larger encoder fine-tuned per fold (rule supervised_finetune) whose head joins the classifier's
 # score; layers 0: the logistic regression alone.
 SUP_ENCODER = SUP["keyclips"]["encoder"]
-SUP_ENCODER_TUNED = f"results/supervised/finetuned/{SUP_ENCODER['name']}.seed{{seed}}"
+SUP_ENCODER_FINETUNED = f"results/supervised/finetuned/{SUP_ENCODER['name']}.seed{{seed}}"
 SUP_HEADS = (
-    dict(encoder_tuned=f"{SUP_ENCODER_TUNED}.parquet".format(seed=SUP_ENCODER["seed"]))
+    dict(encoder_finetuned=f"{SUP_ENCODER_FINETUNED}.parquet".format(seed=SUP_ENCODER["seed"]))
     if SUP_ENCODER["finetune"]["layers"] > 0 and SUP["keyclips"]["head_weight"] > 0
     else {}
 )
@@ -34,8 +34,8 @@ SUP_TUPLE_SENTENCES = dict(text=TEXT_FEATURES) if SUP_VERB_CLF["enabled"] and SU
 # asks for one; resources sized from docs/benchmarks.md's measurements).
 use rule keyclips_finetune as supervised_finetune with:
     output:
-        vectors=f"{SUP_ENCODER_TUNED}.parquet",
-        info=f"{SUP_ENCODER_TUNED}.json",
+        vectors=f"{SUP_ENCODER_FINETUNED}.parquet",
+        info=f"{SUP_ENCODER_FINETUNED}.json",
     log:
         f"logs/supervised/supervised_finetune/{SUP_ENCODER['name']}.seed{{seed}}.log",
     benchmark:
@@ -51,7 +51,7 @@ use rule keyclips_finetune as supervised_finetune with:
 
 
 rule supervised_keyclips:
-    "Supervised key-clip classifier (logistic regression blended with the tuned encoder's head), out-of-fold."
+    "Supervised key-clip classifier (logistic regression blended with the finetuned encoder's head), out-of-fold."
     input:
         **SUP_SENTENCES,
         **SUP_HEADS,

@@ -7,7 +7,7 @@
 VISUAL_KINDS = {"visual": "visual", "naive": "fusion-naive", "oracle": "fusion-oracle"}
 
 
-VISUAL = config["visual"]
+VIDEO = config["video"]
 
 
 wildcard_constraints:
@@ -20,14 +20,14 @@ checkpoint video_list:
     input:
         clips=CLIPS,
     output:
-        "results/visual/videos.txt",
+        "results/video/videos.txt",
     log:
         "logs/video/video_list.log",
     conda:
         "../envs/cpu.yaml"
     params:
         code=code_fingerprint("video_list"),
-        video_ids=VISUAL["video_ids"],
+        video_ids=VIDEO["video_ids"],
     script:
         "../workflow/scripts/video_list.py"
 
@@ -37,7 +37,7 @@ rule video_frame_features:
     input:
         clips=CLIPS,
         video=local_video,
-        checkpoint=configured_file(VISUAL["resnet"]["checkpoint"]),
+        checkpoint=configured_file(VIDEO["resnet"]["checkpoint"]),
     output:
         features="results/features/frames/videos/{video_id}.parquet",
         status="results/features/frames/videos/{video_id}.status.tsv",
@@ -54,16 +54,16 @@ rule video_frame_features:
         runtime=60,
     params:
         code=code_fingerprint("video_frame_features"),
-        videos_dir=VISUAL["videos_dir"],
-        video_extensions=VISUAL["video_extensions"],
-        skip_bad_videos=VISUAL["skip_bad_videos"],
-        device=VISUAL["device"],
+        videos_dir=VIDEO["videos_dir"],
+        video_extensions=VIDEO["video_extensions"],
+        skip_bad_videos=VIDEO["skip_bad_videos"],
+        device=VIDEO["device"],
         deterministic=TORCH["deterministic"],
-        checkpoint=VISUAL["resnet"]["checkpoint"],
-        frames_per_clip=VISUAL["resnet"]["frames_per_clip"],
-        resize=VISUAL["resnet"]["resize"],
-        crop=VISUAL["resnet"]["crop"],
-        batch_size=VISUAL["resnet"]["batch_size"],
+        checkpoint=VIDEO["resnet"]["checkpoint"],
+        frames_per_clip=VIDEO["resnet"]["frames_per_clip"],
+        resize=VIDEO["resnet"]["resize"],
+        crop=VIDEO["resnet"]["crop"],
+        batch_size=VIDEO["resnet"]["batch_size"],
     script:
         "../workflow/scripts/video_frame_features.py"
 
@@ -91,12 +91,12 @@ rule video_tsm:
     "TSM action recognition on 5-second segments of one local video."
     input:
         video=local_video,
-        checkpoint=configured_file(VISUAL["tsm"]["checkpoint"]),
+        checkpoint=configured_file(VIDEO["tsm"]["checkpoint"]),
         verb_classes=upstream("youcook2/EPIC_verb_classes.csv"),
         noun_classes=upstream("youcook2/EPIC_noun_classes.csv"),
     output:
-        segments="results/visual/tsm/videos/{video_id}.parquet",
-        status="results/visual/tsm/videos/{video_id}.status.tsv",
+        segments="results/video/tsm/videos/{video_id}.parquet",
+        status="results/video/tsm/videos/{video_id}.status.tsv",
     log:
         "logs/video/video_tsm/{video_id}.log",
     benchmark:
@@ -110,18 +110,18 @@ rule video_tsm:
         runtime=120,
     params:
         code=code_fingerprint("video_tsm"),
-        videos_dir=VISUAL["videos_dir"],
-        video_extensions=VISUAL["video_extensions"],
-        skip_bad_videos=VISUAL["skip_bad_videos"],
-        device=VISUAL["device"],
+        videos_dir=VIDEO["videos_dir"],
+        video_extensions=VIDEO["video_extensions"],
+        skip_bad_videos=VIDEO["skip_bad_videos"],
+        device=VIDEO["device"],
         deterministic=TORCH["deterministic"],
-        checkpoint=VISUAL["tsm"]["checkpoint"],
-        segment_count=VISUAL["tsm"]["segment_count"],
-        segment_s=VISUAL["tsm"]["segment_s"],
-        top_k=VISUAL["tsm"]["top_k"],
-        resize=VISUAL["tsm"]["resize"],
-        crop=VISUAL["tsm"]["crop"],
-        batch_size=VISUAL["tsm"]["batch_size"],
+        checkpoint=VIDEO["tsm"]["checkpoint"],
+        segment_count=VIDEO["tsm"]["segment_count"],
+        segment_s=VIDEO["tsm"]["segment_s"],
+        top_k=VIDEO["tsm"]["top_k"],
+        resize=VIDEO["tsm"]["resize"],
+        crop=VIDEO["tsm"]["crop"],
+        batch_size=VIDEO["tsm"]["batch_size"],
     script:
         "../workflow/scripts/video_tsm.py"
 
@@ -129,11 +129,11 @@ rule video_tsm:
 rule video_tsm_gather:
     "Gather every video's TSM predictions into one Parquet."
     input:
-        parts=per_listed_video("results/visual/tsm/videos/{video_id}.parquet"),
-        statuses=per_listed_video("results/visual/tsm/videos/{video_id}.status.tsv"),
+        parts=per_listed_video("results/video/tsm/videos/{video_id}.parquet"),
+        statuses=per_listed_video("results/video/tsm/videos/{video_id}.status.tsv"),
     output:
-        table="results/visual/tsm/tsm.parquet",
-        skipped="results/visual/tsm/tsm.skipped.tsv",
+        table="results/video/tsm/tsm.parquet",
+        skipped="results/video/tsm/tsm.skipped.tsv",
     log:
         "logs/video/video_tsm_gather.log",
     conda:
@@ -154,7 +154,7 @@ rule video_import_upstream_tsm:
         noun_classes=upstream("youcook2/EPIC_noun_classes.csv"),
         verified="results/dataset/upstream-checksums.tsv",
     output:
-        "results/visual/tsm/upstream.parquet",
+        "results/video/tsm/upstream.parquet",
     log:
         "logs/video/video_import_upstream_tsm.log",
     conda:
@@ -169,9 +169,9 @@ rule video_align:
     "Align TSM segments to benchmark clips."
     input:
         clips=CLIPS,
-        segments="results/visual/tsm/{source}.parquet",
+        segments="results/video/tsm/{source}.parquet",
     output:
-        "results/visual/aligned/{source}.parquet",
+        "results/video/aligned/{source}.parquet",
     log:
         "logs/video/video_align/{source}.log",
     conda:
@@ -188,10 +188,10 @@ rule video_align_paper:
     "Align TSM segments to clips with upstream's timestamp parsing."
     input:
         clips=CLIPS,
-        segments="results/visual/tsm/{source}.parquet",
+        segments="results/video/tsm/{source}.parquet",
         csv=upstream("youcook2/reviewed_0812.csv"),
     output:
-        "results/visual/aligned/{source}.paper.parquet",
+        "results/video/aligned/{source}.paper.parquet",
     log:
         "logs/video/video_align_paper/{source}.log",
     conda:
@@ -207,8 +207,8 @@ rule video_tuples_paper:
     "Visual-only and fusion tuples by upstream's procedure."
     input:
         clips=CLIPS,
-        aligned="results/visual/aligned/{source}.paper.parquet",
-        utterance=f"results/tuples/{VISUAL['utterance_system']}.parquet",
+        aligned="results/video/aligned/{source}.paper.parquet",
+        utterance=f"results/tuples/{VIDEO['utterance_system']}.parquet",
         verb_classes=upstream("youcook2/EPIC_verb_classes.csv"),
         noun_classes=upstream("youcook2/EPIC_noun_classes.csv"),
         wordnet=config["resources"]["nltk_data"],
@@ -224,8 +224,8 @@ rule video_tuples_paper:
         code=code_fingerprint("video_tuples"),
         source="{source}",
         variant="paper",
-        tie_key=VISUAL["paper"]["tie_key"],
-        max_rank=VISUAL["max_rank"],
+        tie_key=VIDEO["paper"]["tie_key"],
+        max_rank=VIDEO["max_rank"],
     script:
         "../workflow/scripts/video_tuples.py"
 
@@ -234,8 +234,8 @@ rule video_tuples_corrected:
     "Visual-only and fusion tuples by the corrected procedure."
     input:
         clips=CLIPS,
-        aligned="results/visual/aligned/{source}.parquet",
-        utterance=f"results/tuples/{VISUAL['utterance_system']}.parquet",
+        aligned="results/video/aligned/{source}.parquet",
+        utterance=f"results/tuples/{VIDEO['utterance_system']}.parquet",
         verb_classes=upstream("youcook2/EPIC_verb_classes.csv"),
         noun_classes=upstream("youcook2/EPIC_noun_classes.csv"),
         wordnet=config["resources"]["nltk_data"],
@@ -251,20 +251,20 @@ rule video_tuples_corrected:
         code=code_fingerprint("video_tuples"),
         source="{source}",
         variant="corrected",
-        drop_nouns=VISUAL["corrected"]["drop_nouns"],
-        wordnet_expansion=VISUAL["corrected"]["wordnet_expansion"],
-        wordnet_max_senses=VISUAL["corrected"]["wordnet_max_senses"],
-        max_rank=VISUAL["max_rank"],
+        drop_nouns=VIDEO["corrected"]["drop_nouns"],
+        wordnet_expansion=VIDEO["corrected"]["wordnet_expansion"],
+        wordnet_max_senses=VIDEO["corrected"]["wordnet_max_senses"],
+        max_rank=VIDEO["max_rank"],
     script:
         "../workflow/scripts/video_tuples.py"
 
 
-rule visual_all:
+rule video_all:
     "Every visual and fusion system."
     input:
         expand(
             "results/tuples/{kind}-{source}-{variant}.parquet",
             kind=list(VISUAL_KINDS.values()),
-            source=VISUAL["sources"],
-            variant=VISUAL["variants"],
+            source=VIDEO["sources"],
+            variant=VIDEO["variants"],
         ),

@@ -156,7 +156,7 @@ def write_tiny_upstream(root: str | Path) -> Path:
 
 
 # A tiny PropBank-EWT pair (skeletons without words + CoNLL-U with words), one document per split,
-# so that the SRL corpus, training and tagging rules run end to end on the fixture.
+# so that the SRL training data, training and tagging rules run end to end on the fixture.
 EWT_SKELETON = """\
 google/ewt/answers/00/{doc}.xml 0 0 [WORD] VB (TOP(S(VP* chop chop.01 (V*)
 google/ewt/answers/00/{doc}.xml 0 1 [WORD] DT (NP* - - (ARG1*
@@ -238,7 +238,7 @@ def fixture_overrides(upstream_dir: str | Path, scratch_dir: str | Path) -> dict
     (a test's own folder), never beside ``upstream_dir``, which may be the shared mirror."""
     ewt = write_tiny_propbank_ewt(Path(scratch_dir) / "propbank-ewt")
     return {"upstream": {"dir": str(upstream_dir), "verify_checksums": False, "repairs": None},
-            "srl": {"propbank_ewt_dir": str(ewt), "epochs": 2, "hidden": 16, "projection": 16, "device": "cpu"},
+            "srl": {"propbank_ewt_dir": str(ewt), "tagger": {"epochs": 2, "hidden": 16, "projection": 16}, "device": "cpu"},
             # Four recipes: two leave-recipes-out folds of two; one short training run. A fold's inner
             # validation is one recipe, too few for nested selection: one candidate each (or none).
             "keyclips": {"folds": {"k": 2}, "neural": {"seeds": [0], "max_epochs": 3, "patience": 2,
@@ -332,3 +332,14 @@ def check_provenance_against_snakemake(workdir: str | Path) -> dict[str, str]:
                     assert entry["digest"] == content, (rel, entry["path"])
         checked[rel] = record["rule"]
     return checked
+
+
+def tagger_settings(**overrides):
+    """The SRL tagger's training settings with the schema's defaults (srl.tagger, srl.predicate_tags,
+    srl.device: the dataclass has none), then ``overrides``."""
+    from cookproc.core.config_schema import validate_config
+    from cookproc.srl.training import TaggerTrainConfig
+
+    srl = validate_config({})["srl"]
+    return TaggerTrainConfig(**{**srl["tagger"], "predicate_tags": srl["predicate_tags"], "device": srl["device"],
+                                **overrides})

@@ -66,9 +66,9 @@ def test_null_and_none_in_any_case_ask_for_no_trained_model(inputs):
 
 @pytest.mark.slow
 def test_markdown_to_stdout_with_a_workflow_configs_settings(inputs):
-    # A config's relative paths are read from its own folder; its user section sets the clip cutting.
+    # A config's relative paths are read from its own folder; its procedures section sets the clip cutting.
     (inputs / "cfg").mkdir()
-    (inputs / "cfg" / "config.yaml").write_text("user:\n  lexicon: ../cooking.lst\n  segmentation: cue\n"
+    (inputs / "cfg" / "config.yaml").write_text("procedures:\n  lexicon: ../cooking.lst\n  segmentation: cue\n"
                                                 "  keyclip_model: null\n  tuple_model: null\n")
     proc = cookproc(inputs / "cfg", "extract", "../soup.vtt", "--config", "config.yaml")
     assert proc.returncode == 0, proc.stderr
@@ -171,19 +171,19 @@ def test_a_trained_selector_decides_the_key_clips_and_gives_their_probabilities(
 
 
 def test_the_default_selector_must_exist(inputs):
-    """Without --keyclips the config's user.keyclip_model is used; when it was never built the
+    """Without --keyclips the config's procedures.keyclip_model is used; when it was never built the
     command says how to build it (nothing else decides in its place)."""
-    (inputs / "cfg.yaml").write_text("user:\n  keyclip_model: models/never-built\n  lexicon: cooking.lst\n")
+    (inputs / "cfg.yaml").write_text("procedures:\n  keyclip_model: models/never-built\n  lexicon: cooking.lst\n")
     proc = cookproc(inputs, "extract", "soup.vtt", "--config", "cfg.yaml")
     assert proc.returncode == 1 and "never-built: no trained key-clip selector here" in proc.stderr, proc.stderr
     assert proc.stdout == ""
 
 
 def test_the_default_tuple_extractor_must_exist(inputs, selector_dir):
-    """Without --tuples the config's user.tuple_model (by default the trained text-only extractor)
+    """Without --tuples the config's procedures.tuple_model (by default the trained text-only extractor)
     gives the verbs and arguments; when it was never built the command says how to build it or how to
     ask for the SRL extractor instead (nothing else extracts in its place)."""
-    (inputs / "cfg.yaml").write_text("user:\n  tuple_model: models/tuples-never-built\n  lexicon: cooking.lst\n")
+    (inputs / "cfg.yaml").write_text("procedures:\n  tuple_model: models/tuples-never-built\n  lexicon: cooking.lst\n")
     proc = cookproc(inputs, "extract", "soup.vtt", "--config", "cfg.yaml", "--keyclips", selector_dir)
     assert proc.returncode == 1, proc.stderr
     assert "tuples-never-built: no trained tuple extractor here" in proc.stderr and "--tuples none" in proc.stderr

@@ -1,12 +1,13 @@
 """The config schema: defaults filled, every key of config.yaml described, unknown keys refused."""
 import copy
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 from snakemake.utils import validate
 
-from cookproc.core.config_schema import CONFIG_SCHEMA, optional_path, validate_config
+from cookproc.core.config_schema import CONFIG_SCHEMA, ConfigError, optional_path, validate_config
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(CONFIG_SCHEMA)
@@ -30,7 +31,7 @@ def test_defaults_fill_in_behind_nested_references():
     empty = validate_config({})
     neural, supervised = empty["keyclips"]["neural"]["finetune"], empty["supervised"]["keyclips"]["encoder"]["finetune"]
     assert neural["layers"] == 6 and supervised["layers"] == 12
-    assert neural["lr"] == supervised["lr"] == 3e-5 and supervised["epochs"] == 1
+    assert neural["learning_rate"] == supervised["learning_rate"] == 3e-5 and supervised["epochs"] == 1
     partial = validate_config({"supervised": {"keyclips": {"encoder": {"finetune": {"epochs": 2}}}}})
     assert partial["supervised"]["keyclips"]["encoder"]["finetune"] == {**supervised, "epochs": 2}
     with pytest.raises(Exception, match="layres"):
@@ -73,24 +74,24 @@ def test_every_config_key_has_a_description_and_a_default():
 
 
 def test_numbers_given_as_strings_on_the_command_line_are_read_as_numbers():
-    """`snakemake --config 'user={max_clip_s: 5}'` hands over the string '5'."""
-    config = validate_config({"user": {"max_clip_s": "5"}, "keyclips": {"neural": {"finetune": {"layers": "2"}}},
+    """`snakemake --config 'procedures={max_clip_s: 5}'` hands over the string '5'."""
+    config = validate_config({"procedures": {"max_clip_s": "5"}, "keyclips": {"neural": {"finetune": {"layers": "2"}}},
                               "tables": {"masked": "false"}})
-    assert config["user"]["max_clip_s"] == 5 and isinstance(config["user"]["max_clip_s"], int)
+    assert config["procedures"]["max_clip_s"] == 5 and isinstance(config["procedures"]["max_clip_s"], int)
     assert config["keyclips"]["neural"]["finetune"]["layers"] == 2  # behind a $ref, in another file
     assert config["tables"]["masked"] is False
     # A string that is no number is refused with the key and the value (and, by Snakemake, where it was set).
-    with pytest.raises(ValueError, match=r"^config key user\.max_clip_s: expected number, got the string 'five'$"):
-        validate_config({"user": {"max_clip_s": "five"}})
+    with pytest.raises(ValueError, match=r"^config key procedures\.max_clip_s: expected number, got the string 'five'$"):
+        validate_config({"procedures": {"max_clip_s": "five"}})
     # An integer key does not take a fraction, nor a number a boolean.
     with pytest.raises(ValueError, match=r"finetune\.layers"):
         validate_config({"keyclips": {"neural": {"finetune": {"layers": "2.5"}}}})
-    with pytest.raises(ValueError, match=r"user\.max_clip_s"):
-        validate_config({"user": {"max_clip_s": "true"}})
+    with pytest.raises(ValueError, match=r"procedures\.max_clip_s"):
+        validate_config({"procedures": {"max_clip_s": "true"}})
 
 
 def test_none_and_null_strings_mean_no_file():
-    """`--config 'user={tuple_model: none}'` hands over the string 'none'; a path stays a path."""
+    """`--config 'procedures={tuple_model: none}'` hands over the string 'none'; a path stays a path."""
     assert [optional_path(v) for v in (None, "none", "NULL", " None ")] == [None] * 4
     assert [optional_path(v) for v in ("results/models/x", "nonesuch", "")] == ["results/models/x", "nonesuch", ""]
 
@@ -208,9 +209,9 @@ def test_schema_errors_are_one_line_naming_the_key(config, message):
 @pytest.mark.parametrize("text, message", [
     ("keyclips:\n  folds: [\n", r"^{path}, line 3, column 1: not valid YAML: while parsing a flow node; expected the "
                                  r"node content, but found '<stream end>'$"),
-    ("user:\n\tdir: x\n", r"^{path}, line 2, column 1: not valid YAML: .*found character '\\t'"),
-    ("", r"^{path}: the file is empty; expected config sections \(such as `user:`\) at the top level$"),
-    ("- user\n- keyclips\n", r"^{path}: expected config sections \(such as `user:`\) at the top level, got a list$"),
+    ("procedures:\n\tdir: x\n", r"^{path}, line 2, column 1: not valid YAML: .*found character '\\t'"),
+    ("", r"^{path}: the file is empty; expected config sections \(such as `procedures:`\) at the top level$"),
+    ("- user\n- keyclips\n", r"^{path}: expected config sections \(such as `procedures:`\) at the top level, got a list$"),
     (None, r"^{path}: config file not found$"),
 ])
 def test_config_files_are_read_with_the_file_and_line_named(tmp_path, text, message):
@@ -232,7 +233,7 @@ def test_a_keys_line_is_found_in_its_file(tmp_path):
     path.write_text("# comment\nkeyclips:\n  text: {}\n  folds:\n    grouping: recipe\n    k: abc\n")
     assert key_line(path, ["keyclips", "folds", "k"]) == 6
     assert key_line(path, ["keyclips", "nope"]) == 2
-    assert key_line(path, ["user"]) is None
+    assert key_line(path, ["procedures"]) is None
 
 
 @pytest.fixture(scope="module")
@@ -268,11 +269,17 @@ def test_snakemake_names_a_bad_value_in_a_configfile_with_its_line(config_workdi
     assert "preset.yaml, line 2: config key tables.colour: unknown key; the known keys here are bootstrap," in out
 
 
+def test_snakemake_names_a_renamed_key_in_a_configfile_and_its_new_name(config_workdir):
+    (config_workdir / "preset.yaml").write_text("srl:\n  device: cpu\n  epochs: 2\n")
+    out = _dry_run_error(config_workdir, "--configfile", str(config_workdir / "preset.yaml"))
+    assert "preset.yaml, line 3: config key srl.epochs was renamed to srl.tagger.epochs" in out
+
+
 def test_snakemake_names_a_broken_config_yaml_with_its_line(config_workdir):
     config = config_workdir / "config.yaml"
     good = config.read_text()
     try:
-        config.write_text(good + "user:\n  dir: [\n")
+        config.write_text(good + "procedures:\n  dir: [\n")
         out = _dry_run_error(config_workdir)
         lines = len(good.splitlines())
         assert f"config.yaml, line {lines + 3}, column 1: not valid YAML: while parsing a flow node; expected the node " \
@@ -282,10 +289,11 @@ def test_snakemake_names_a_broken_config_yaml_with_its_line(config_workdir):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("user:\n  segmentation: bogus\n", "{path}, line 2: config key user.segmentation: 'bogus' is not one of "
+    ("procedures:\n  segmentation: bogus\n", "{path}, line 2: config key procedures.segmentation: 'bogus' is not one of "
                                       "['auto', 'sentence', 'cue']"),
-    ("", "{path}: the file is empty; expected config sections (such as `user:`) at the top level"),
-    ("- user\n", "{path}: expected config sections (such as `user:`) at the top level, got a list"),
+    ("visual:\n  device: cpu\n", "{path}, line 1: config key visual was renamed to video"),
+    ("", "{path}: the file is empty; expected config sections (such as `procedures:`) at the top level"),
+    ("- user\n", "{path}: expected config sections (such as `procedures:`) at the top level, got a list"),
     ("user: [\n", "{path}, line 2, column 1: not valid YAML: while parsing a flow node"),
     (None, "{path}: config file not found"),
 ])
@@ -322,7 +330,7 @@ def test_config_files_can_be_checked_before_a_run(tmp_path, capsys):
 # script calls Settings(**params.<name>)): a default that a field keeps for callers without a config
 # must be the schema's, so that a value never depends on the route it took.
 STAGE_SETTINGS = [
-    ("cookproc.srl.settings", "TaggerTrainConfig", ("srl",)),
+    ("cookproc.srl.training", "TaggerTrainConfig", ("srl", "tagger")),
     ("cookproc.keyclips.finetune", "FinetuneConfig", ("keyclips", "neural", "finetune")),
     ("cookproc.keyclips.finetune", "FinetuneConfig", ("supervised", "keyclips", "encoder", "finetune")),
 ]
@@ -345,3 +353,43 @@ def test_stage_settings_defaults_are_the_schemas(module, name, keys):
         default = list(field.default) if isinstance(field.default, tuple) else field.default
         assert default == section[field.name], (f"{name}.{field.name} defaults to {field.default!r}, the schema "
                                                 f"of {'.'.join(keys)} to {section[field.name]!r}")
+
+
+def test_renamed_keys_are_refused_naming_the_new_key_which_the_schema_has():
+    from cookproc.core.config_schema import RENAMED_KEYS
+
+    defaults = validate_config({})
+
+    def holds(keys):
+        section = defaults
+        for key in keys.split("."):
+            if not isinstance(section, dict) or key not in section:
+                return False
+            section = section[key]
+        return True
+
+    for old, new in RENAMED_KEYS.items():
+        assert holds(new) and not holds(old), (old, new)
+        config = {}
+        section = config
+        *parents, last = old.split(".")
+        for key in parents:
+            section = section.setdefault(key, {})
+        section[last] = {} if last in ("visual", "user") else 1
+        with pytest.raises(ConfigError, match=rf"^config key {re.escape(old)} was renamed to {re.escape(new)}$"):
+            validate_config(config)
+
+
+def test_the_tagger_settings_are_section_srl_tagger_with_no_default_of_their_own():
+    """Rule train_srl passes srl.tagger whole: the dataclass takes exactly its keys, and states no
+    default of them (the schema's is the only one)."""
+    import dataclasses
+
+    from fixtures import tagger_settings
+    from cookproc.srl.training import TaggerTrainConfig
+
+    section = validate_config({})["srl"]["tagger"]
+    fields = {field.name: field for field in dataclasses.fields(TaggerTrainConfig)}
+    assert set(section) <= set(fields)
+    assert all(fields[key].default is dataclasses.MISSING for key in [*section, "predicate_tags", "device"])
+    assert tagger_settings().epochs == section["epochs"] == 13

@@ -81,7 +81,7 @@ def corpus_workdir(root, name, upstream, shards, files=FILES, single_file=False)
     end to end: tests/test_procedures.py)."""
     work = make_workdir(root / name, upstream, {"corpus": {"name": "tiny", "dir": "corpus", "shards": shards,
                                                           "single_file": single_file},
-                                               "user": {"keyclip_model": None, "tuple_model": None}})
+                                               "procedures": {"keyclip_model": None, "tuple_model": None}})
     write_corpus(work / "corpus", files)
     return work
 
@@ -311,7 +311,7 @@ def test_adding_a_file_reruns_only_its_shard(tmp_path, three_shards):
 def test_fewer_shards_leave_no_partition_of_the_former_count(tmp_path, upstream, three_shards):
     work = shutil.copytree(three_shards, tmp_path / "work", symlinks=True)
     make_workdir(work, upstream, {"corpus": {"name": "tiny", "dir": "corpus", "shards": 2, "single_file": True},
-                                  "user": {"keyclip_model": None, "tuple_model": None}})
+                                  "procedures": {"keyclip_model": None, "tuple_model": None}})
     run_snakemake(work, TARGET)
     assert sorted(p.name for p in (work / DATASET).iterdir()) == ["_metadata", "shard=00000", "shard=00001"]
     assert read_with_pyarrow_dataset(work / DATASET).to_pylist() == pq.read_table(three_shards / EXPORT).to_pylist()

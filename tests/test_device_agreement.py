@@ -33,15 +33,15 @@ def _reset_determinism():
     torch.use_deterministic_algorithms(False)
 
 
-def test_frozen_bottom_and_tuned_vectors_match_the_cpu(bert):
+def test_frozen_bottom_and_finetuned_vectors_match_the_cpu(bert):
     sentences, labels = _sentences(80)
     cpu = fb.load_bottom(bert, sentences, 1)
     gpu = fb.load_bottom(bert, sentences, 1, device="cuda")
     for i in range(len(sentences)):
         np.testing.assert_allclose(gpu.states[i].numpy(), cpu.states[i].numpy(), atol=EMBEDDING_TOL)
     net, _ = ft.train_top(cpu, labels, np.arange(60), np.arange(60, 80), ft.FinetuneConfig(layers=1, batch_size=8), 0)
-    vectors_cpu, head_cpu = ft.tuned_outputs(net, cpu, len(sentences))
-    vectors_gpu, head_gpu = ft.tuned_outputs(net.to("cuda"), gpu, len(sentences))
+    vectors_cpu, head_cpu = ft.finetuned_outputs(net, cpu, len(sentences))
+    vectors_gpu, head_gpu = ft.finetuned_outputs(net.to("cuda"), gpu, len(sentences))
     np.testing.assert_allclose(vectors_gpu, vectors_cpu, atol=EMBEDDING_TOL)
     np.testing.assert_allclose(head_gpu, head_cpu, atol=PROBABILITY_TOL)
 
@@ -50,7 +50,7 @@ def test_gpu_fine_tuning_trains_and_repeats_bit_for_bit_when_deterministic(bert)
     sentences, labels = _sentences(120)
     configure_torch(1, "cuda", deterministic=True)
     bottom = fb.load_bottom(bert, sentences, 1, device="cuda")
-    cfg = ft.FinetuneConfig(layers=1, epochs=10, lr=1e-2, head_lr=5e-2, batch_size=8, chunk_batches=4)
+    cfg = ft.FinetuneConfig(layers=1, epochs=10, learning_rate=1e-2, head_learning_rate=5e-2, batch_size=8, chunk_batches=4)
     runs = [ft.finetune_sentence_vectors(bottom, labels, np.arange(90), np.arange(90, 120), cfg, 0) for _ in range(2)]
     assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
     assert runs[0][2] == runs[1][2]
@@ -61,7 +61,7 @@ def test_gpu_fine_tuning_trains_and_repeats_bit_for_bit_when_deterministic(bert)
 def test_gpu_mixed_precision_trains_within_reach_of_float32(bert):
     sentences, labels = _sentences(120)
     bottom = fb.load_bottom(bert, sentences, 1, device="cuda")
-    cfg = ft.FinetuneConfig(layers=1, epochs=10, lr=1e-2, head_lr=5e-2, batch_size=8, chunk_batches=4,
+    cfg = ft.FinetuneConfig(layers=1, epochs=10, learning_rate=1e-2, head_learning_rate=5e-2, batch_size=8, chunk_batches=4,
                             mixed_precision="bf16")
     _, head, _ = ft.finetune_sentence_vectors(bottom, labels, np.arange(90), np.arange(90, 120), cfg, 0)
     assert head.dtype == np.float64 and np.isfinite(head).all()
@@ -86,10 +86,11 @@ def test_the_deployed_selector_scores_on_the_gpu_as_on_the_cpu(tmp_path):
 
 def test_the_srl_tagger_tags_on_the_gpu_as_on_the_cpu():
     from cookproc.srl import training as T
+    from fixtures import tagger_settings
     from test_srl_training import tiny_prepared
 
     prep = tiny_prepared()
-    cfg = T.TaggerTrainConfig(epochs=20, batch_size=5, learning_rate=1e-2, hidden=16, projection=32, dropout=0.0, seed=1)
+    cfg = tagger_settings(epochs=20, batch_size=5, learning_rate=1e-2, hidden=16, projection=32, dropout=0.0, seed=1)
     tagger, _ = T.train(prep, cfg, n_layers=2, dim=8)
     instances, _ = T.instances_for(tagger, prep, "train")
     on_cpu = tagger.predict(instances, prep.features)

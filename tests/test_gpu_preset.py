@@ -11,11 +11,11 @@ from test_slurm_profile import declared, is_gpu_rule, load_rules, routed_partiti
 
 GPU_PRESET = PRESETS / "gpu.yaml"
 # The rules whose scripts run torch models on the configured device (the `device` keys of srl,
-# visual, keyclips and user). Everything else is a CPU job, torch-using ones included
+# video, keyclips and procedures). Everything else is a CPU job, torch-using ones included
 # (keyclips_neural_* train their small net on the CPU; srl_parse_spacy and srl_import_allennlp
 # are given device "cpu").
 TORCH_DEVICE_RULES = {"text_features", "keyclips_finetune", "supervised_finetune", "deploy_keyclip_selector",
-                      "train_srl", "srl_parse_tagger", "video_frame_features", "video_tsm", "user_procedures",
+                      "train_srl", "srl_parse_tagger", "video_frame_features", "video_tsm", "procedures_extract",
                       "corpus_shard"}
 
 
@@ -48,7 +48,7 @@ def test_the_preset_sets_every_device_key_to_cuda_and_nothing_else():
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     preset = yaml.safe_load(GPU_PRESET.read_text())
     assert sorted(device_keys(preset)) == sorted(device_keys(config))
-    assert len(list(device_keys(config))) == 4  # srl, visual, keyclips, user
+    assert len(list(device_keys(config))) == 4  # srl, video, keyclips, procedures
     full = merged("gpu")
     for path in device_keys(config):
         value = full
@@ -72,7 +72,7 @@ def test_the_preset_asks_for_a_gpu_exactly_on_the_torch_rules(gpu_rules):
 
 
 def test_without_the_preset_only_the_video_rules_ask_for_a_gpu(cpu_rules):
-    # config.yaml's visual.device is auto (CUDA when the job sees one): those two always ask.
+    # config.yaml's video.device is auto (CUDA when the job sees one): those two always ask.
     assert {name for name, rule in cpu_rules.items() if is_gpu_rule(rule)} == {"video_frame_features", "video_tsm"}
 
 

@@ -16,11 +16,11 @@ torch = pytest.importorskip("torch")
 
 from cookproc.core.errors import InputError  # noqa: E402
 from cookproc.keyclips import deploy  # noqa: E402
-from cookproc.keyclips.finetune import FinetuneConfig, tuned_outputs  # noqa: E402
+from cookproc.keyclips.finetune import FinetuneConfig, finetuned_outputs  # noqa: E402
 from cookproc.keyclips.train import KeyClipTrainConfig, predict  # noqa: E402
 
-FINETUNE = FinetuneConfig(layers=1, epochs=2, lr=1e-3, head_lr=1e-2, batch_size=16, max_length=32)
-NET = KeyClipTrainConfig(dim=8, hidden=8, lr=1e-2, max_epochs=30, patience=5, threshold_metric="f1", lexical=True,
+FINETUNE = FinetuneConfig(layers=1, epochs=2, learning_rate=1e-3, head_learning_rate=1e-2, batch_size=16, max_length=32)
+NET = KeyClipTrainConfig(dim=8, hidden=8, learning_rate=1e-2, max_epochs=30, patience=5, threshold_metric="f1", lexical=True,
                          lexical_min_count=2)
 
 
@@ -57,7 +57,7 @@ def artifact(trained, tmp_path_factory):
 
 def test_a_loaded_selector_scores_clips_as_training_did(trained, artifact):
     clips = _clips()
-    vectors, head = tuned_outputs(trained.tuned, trained.bottom, len(clips))
+    vectors, head = finetuned_outputs(trained.finetuned, trained.bottom, len(clips))
     data = deploy._net_inputs(clips, vectors, 1, True, trained.vocabulary, np.zeros(len(clips)))
     expected = 0.5 * predict(trained.net, data, np.arange(len(clips))) + 0.5 * head
 
@@ -83,10 +83,10 @@ def test_new_clips_need_no_labels_and_keep_their_order(artifact):
 
 
 def test_scoring_moves_no_module_and_gives_the_same_scores_every_call(artifact, monkeypatch):
-    """The encoder's bottom and tuned top go to the device once, when the selector loads: a corpus
+    """The encoder's bottom and finetuned top go to the device once, when the selector loads: a corpus
     calls score once per chunk, and each call used to copy the whole encoder and move it."""
     selector = deploy.KeyClipSelector.load(artifact)
-    bottom, tuned = selector.bottom, selector.tuned
+    bottom, finetuned = selector.bottom, selector.finetuned
     moved = []
     real_to = torch.nn.Module.to
 
@@ -98,7 +98,7 @@ def test_scoring_moves_no_module_and_gives_the_same_scores_every_call(artifact, 
     clips = _clips(40, seed=3)
     first, second = selector.score(clips), selector.score(clips)
     assert moved == []
-    assert selector.bottom is bottom and selector.tuned is tuned
+    assert selector.bottom is bottom and selector.finetuned is finetuned
     assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1])
     # The same scores as a selector loaded afresh for this one call (what each call used to build).
     np.testing.assert_array_equal(deploy.KeyClipSelector.load(artifact).score(clips)[0], first[0])
@@ -110,7 +110,7 @@ def test_training_twice_writes_identical_files(encoder, artifact, tmp_path):
     deploy.save_selector(selector, again, deploy.metadata(selector, config={"finetune": {"layers": 1}}, code="abc123"),
                          card="# card\n")
     assert (again / "MODEL_CARD.md").read_text() == "# card\n"
-    for name in ("model.json", "vocabulary.json", "net.safetensors", "tuned_top.safetensors"):
+    for name in ("model.json", "vocabulary.json", "net.safetensors", "finetuned_top.safetensors"):
         assert (again / name).read_bytes() == (artifact / name).read_bytes(), name
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left
     # Readable by every job of a cluster (a private temporary folder would not be).
@@ -139,8 +139,8 @@ def _edit_meta(path, change):
     (lambda m: m["spec"].update(extra=1), "unknown \\['extra'\\]"),
     (lambda m: m["spec"].update(hidden=m["spec"]["hidden"] + 3), "net.safetensors: weights do not match"),
     (lambda m: m["spec"].update(vocab_size=m["spec"]["vocab_size"] + 1), "vocabulary.json"),
-    (lambda m: m["spec"].update(finetuned_layers=2), "tuned_top.safetensors"),
-], ids=["version", "format", "missing-field", "unknown-field", "net-shape", "vocabulary", "tuned-layers"])
+    (lambda m: m["spec"].update(finetuned_layers=2), "finetuned_top.safetensors"),
+], ids=["version", "format", "missing-field", "unknown-field", "net-shape", "vocabulary", "finetuned-layers"])
 def test_a_mismatched_artifact_is_refused_naming_the_file(artifact, tmp_path, change, message):
     path = _copy(artifact, tmp_path)
     _edit_meta(path, change)
@@ -211,13 +211,13 @@ def test_the_candidate_that_wins_on_inner_validation_is_chosen_though_it_loses_e
     right, backwards = labels, 1.0 - labels
     head_scores = np.where(inner, right, backwards)
     net_scores = np.where(inner, backwards, right)
-    real_tuned_outputs = deploy.tuned_outputs
+    real_finetuned_outputs = deploy.finetuned_outputs
 
-    def tuned_outputs(tuned, bottom, n):
-        vectors, _ = real_tuned_outputs(tuned, bottom, n)
+    def finetuned_outputs(finetuned, bottom, n):
+        vectors, _ = real_finetuned_outputs(finetuned, bottom, n)
         return vectors, head_scores.copy()
 
-    monkeypatch.setattr(deploy, "tuned_outputs", tuned_outputs)
+    monkeypatch.setattr(deploy, "finetuned_outputs", finetuned_outputs)
     monkeypatch.setattr(deploy, "predict", lambda model, data, rows: net_scores[rows])
     trained = deploy.train_selector(clips, inner, encoder_path=str(encoder), finetune=FINETUNE, net=NET,
                                     context_window=1, layout_features=True, head_weight=0.5, seed=0,
@@ -247,7 +247,7 @@ def test_candidates_are_chosen_on_inner_validation_recipes_and_saved_with_the_ch
     selected = info["selected"]
     assert (spec.context_window, spec.head_weight, spec.threshold_metric, spec.lexical) == (
         selected["context_window"], selected["head_weight"], selected["threshold_metric"], selected["lexical"])
-    # The saved net reads the chosen window: 2w + 1 tuned vectors and the 4 layout features.
+    # The saved net reads the chosen window: 2w + 1 finetuned vectors and the 4 layout features.
     assert spec.text_dim == trained.bottom.hidden_size * (2 * spec.context_window + 1) + 4
     path = tmp_path / "selected"
     meta = deploy.metadata(trained, config={"finetune": {"layers": 1}}, code="abc123")

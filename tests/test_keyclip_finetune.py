@@ -10,7 +10,7 @@ from cookproc.keyclips import frozen_bottom as fb
 from cookproc.keyclips.finetune import FinetuneConfig, finetune_folds, finetune_sentence_vectors
 from cookproc.keyclips.frozen_bottom import length_batches, load_bottom
 from cookproc.keyclips.sentence_encoder import mean_pool
-from cookproc.learn.tuned_vectors import read_tuned_vectors, tuned_vectors_table
+from cookproc.learn.finetuned_vectors import read_finetuned_vectors, finetuned_vectors_table
 
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "chop", "the", "onion", "now", "we", "like", "this", "stir",
          "soup", "so", "really", "good", "and", "salt"]
@@ -65,10 +65,10 @@ def test_frozen_bottom_then_top_layers_equals_the_whole_encoder(request, kind, t
     bottom = load_bottom(bert, sentences, top)
     states, mask = bottom.batch([0, 1, 2])
     with torch.no_grad():
-        tuned = mean_pool(bottom.top().eval()(inputs_embeds=states, attention_mask=mask).last_hidden_state, mask)
+        finetuned = mean_pool(bottom.top().eval()(inputs_embeds=states, attention_mask=mask).last_hidden_state, mask)
         enc = AutoTokenizer.from_pretrained(str(bert))(sentences, padding=True, return_tensors="pt")
         whole = mean_pool(AutoModel.from_pretrained(str(bert)).eval()(**enc).last_hidden_state, enc["attention_mask"])
-    assert torch.allclose(tuned, whole, atol=1e-5)
+    assert torch.allclose(finetuned, whole, atol=1e-5)
     assert bottom.lengths.tolist() == enc["attention_mask"].sum(1).tolist()
 
 
@@ -93,7 +93,7 @@ def _split(n):
     return idx[idx % 5 < 3], idx[idx % 5 == 3], idx[idx % 5 == 4]
 
 
-CFG = FinetuneConfig(layers=1, epochs=10, lr=1e-2, head_lr=5e-2, batch_size=8, chunk_batches=4)
+CFG = FinetuneConfig(layers=1, epochs=10, learning_rate=1e-2, head_learning_rate=5e-2, batch_size=8, chunk_batches=4)
 
 
 def test_finetuning_learns_a_separable_toy_signal_and_keeps_the_best_epoch(bert):
@@ -135,44 +135,44 @@ def _toy_clips(sentences, labels):
     return clips, folds
 
 
-def test_tuned_vectors_round_trip_through_parquet_and_bad_files_are_named(bert, tmp_path):
+def test_finetuned_vectors_round_trip_through_parquet_and_bad_files_are_named(bert, tmp_path):
     import pyarrow.parquet as pq
 
     from cookproc.core.errors import InputError
     from cookproc.learn.folds import clip_folds
-    from cookproc.learn.tuned_vectors import tuned_vectors_schema
+    from cookproc.learn.finetuned_vectors import finetuned_vectors_schema
     from cookproc.core.parquet_io import write_parquet
 
     sentences, labels = _sentences(120)
     clips, folds = _toy_clips(sentences, labels)
     fold, inner = clip_folds(folds, clips)
-    tuned = finetune_folds(load_bottom(bert, sentences, 1), labels, fold, inner, FinetuneConfig(layers=1, batch_size=8), 0)
-    assert sorted(tuned) == [0, 1, 2]
-    path = tmp_path / "tuned.parquet"
-    write_parquet(tuned_vectors_table(clips, tuned), path, tuned_vectors_schema(16), sort_keys=["fold", "video_id", "clip_idx"])
+    finetuned = finetune_folds(load_bottom(bert, sentences, 1), labels, fold, inner, FinetuneConfig(layers=1, batch_size=8), 0)
+    assert sorted(finetuned) == [0, 1, 2]
+    path = tmp_path / "finetuned.parquet"
+    write_parquet(finetuned_vectors_table(clips, finetuned), path, finetuned_vectors_schema(16), sort_keys=["fold", "video_id", "clip_idx"])
     shuffled = clips.sample(frac=1.0, random_state=1).reset_index(drop=True)  # rows come back in the clips' order
-    back = read_tuned_vectors(path, shuffled, [0, 1, 2])
+    back = read_finetuned_vectors(path, shuffled, [0, 1, 2])
     order = np.lexsort((shuffled["clip_idx"].to_numpy(), shuffled["video_id"].to_numpy()))
     reference = np.lexsort((clips["clip_idx"].to_numpy(), clips["video_id"].to_numpy()))
     for f in range(3):
-        assert np.array_equal(back[f].vectors[order], tuned[f].vectors[reference])
-        assert np.array_equal(back[f].head[order], tuned[f].head[reference])
-    assert not np.array_equal(tuned[0].vectors, tuned[1].vectors)  # each fold has its own encoder
+        assert np.array_equal(back[f].vectors[order], finetuned[f].vectors[reference])
+        assert np.array_equal(back[f].head[order], finetuned[f].head[reference])
+    assert not np.array_equal(finetuned[0].vectors, finetuned[1].vectors)  # each fold has its own encoder
     with pytest.raises(InputError, match="folds \\[2\\].*stale"):
-        read_tuned_vectors(path, clips, [0, 1])
+        read_finetuned_vectors(path, clips, [0, 1])
     table = pq.read_table(path)
     # Written by other means (no column digests): the row count is what is wrong.
     pq.write_table(table.replace_schema_metadata(None).slice(0, table.num_rows - 1), tmp_path / "short.parquet")
     with pytest.raises(InputError, match="short.parquet: fold 2: 119 distinct clips in 119 rows, expected each of the 120"):
-        read_tuned_vectors(tmp_path / "short.parquet", clips, [0, 1, 2])
+        read_finetuned_vectors(tmp_path / "short.parquet", clips, [0, 1, 2])
     with pytest.raises(InputError, match="row 0: fold 0, clip v00#0 is not in the clip table"):
-        read_tuned_vectors(path, clips.iloc[1:], [0, 1, 2])
+        read_finetuned_vectors(path, clips.iloc[1:], [0, 1, 2])
 
 
-def test_cross_validation_with_tuned_vectors_scores_every_clip_once(bert):
+def test_cross_validation_with_finetuned_vectors_scores_every_clip_once(bert):
     from cookproc.learn.folds import clip_folds
     from cookproc.learn.inputs import text_inputs
-    from cookproc.keyclips.neural import TunedSentences, neural_fit_predict, run_neural
+    from cookproc.keyclips.neural import FinetunedSentences, neural_fit_predict, run_neural
     from cookproc.keyclips.train import KeyClipTrainConfig
 
     sentences, labels = _sentences(120)
@@ -183,23 +183,23 @@ def test_cross_validation_with_tuned_vectors_scores_every_clip_once(bert):
     def sentence_input(vectors):
         return text_inputs(clips, vectors, context_window=0, layout=True)
 
-    cfg = KeyClipTrainConfig(max_epochs=30, patience=30, lexical=False, lr=1e-2)
-    result = run_neural("text", clips, folds, None, None, cfg, seed=0, tuned=TunedSentences(per_fold, sentence_input))
+    cfg = KeyClipTrainConfig(max_epochs=30, patience=30, lexical=False, learning_rate=1e-2)
+    result = run_neural("text", clips, folds, None, None, cfg, seed=0, finetuned=FinetunedSentences(per_fold, sentence_input))
     assert not np.isnan(result.score).any() and sorted(set(result.fold.tolist())) == [0, 1, 2]
-    # Out-of-fold scores rank key clips first: the tuned vectors carry the signal.
+    # Out-of-fold scores rank key clips first: the finetuned vectors carry the signal.
     auc = (result.score[labels][:, None] > result.score[~labels][None, :]).mean()
     assert auc > 0.9
-    # The head weight mixes in the tuned head's probability of the held-out fold's own encoder.
+    # The head weight mixes in the finetuned head's probability of the held-out fold's own encoder.
     head_only = run_neural("text", clips, folds, None, None, cfg, seed=0,
-                           tuned=TunedSentences(per_fold, sentence_input, head_weight=1.0))
+                           finetuned=FinetunedSentences(per_fold, sentence_input, head_weight=1.0))
     expected = np.concatenate([per_fold[f].head[fold == f] for f in range(3)])
     assert np.allclose(np.concatenate([head_only.score[fold == f] for f in range(3)]), expected)
-    half = run_neural("text", clips, folds, None, None, cfg, seed=0, tuned=TunedSentences(per_fold, sentence_input, 0.5))
+    half = run_neural("text", clips, folds, None, None, cfg, seed=0, finetuned=FinetunedSentences(per_fold, sentence_input, 0.5))
     assert np.allclose(half.score, (result.score + head_only.score) / 2)
-    with pytest.raises(ValueError, match="no tuned sentence vectors"):
-        neural_fit_predict("visual", None, cfg, 0, tuned=TunedSentences(per_fold, sentence_input), fold=fold)
+    with pytest.raises(ValueError, match="no finetuned sentence vectors"):
+        neural_fit_predict("visual", None, cfg, 0, finetuned=FinetunedSentences(per_fold, sentence_input), fold=fold)
     with pytest.raises(ValueError, match="head_weight must be in"):
-        TunedSentences(per_fold, sentence_input, head_weight=1.5)
+        FinetunedSentences(per_fold, sentence_input, head_weight=1.5)
 
 
 def test_held_out_fold_names_the_one_fold_of_the_test_clips_among_those_with_inputs():
@@ -225,11 +225,11 @@ def test_the_installed_mpnet_splits_like_the_whole_encoder():
     bottom = load_bottom(path, sentences, 6)
     states, mask = bottom.batch([0, 1, 2])
     with torch.no_grad():
-        tuned = mean_pool(bottom.top().eval()(inputs_embeds=states, attention_mask=mask).last_hidden_state, mask)
+        finetuned = mean_pool(bottom.top().eval()(inputs_embeds=states, attention_mask=mask).last_hidden_state, mask)
         enc = AutoTokenizer.from_pretrained(str(path))(sentences, padding=True, return_tensors="pt")
         whole = mean_pool(AutoModel.from_pretrained(str(path)).eval()(**enc).last_hidden_state, enc["attention_mask"])
-    assert tuned.shape == (3, 768)
-    assert torch.allclose(tuned, whole, atol=1e-4)
+    assert finetuned.shape == (3, 768)
+    assert torch.allclose(finetuned, whole, atol=1e-4)
 
 
 def test_a_batch_gathered_on_the_device_equals_the_states_padded_on_the_host(bert):
@@ -246,9 +246,9 @@ def _train_top_per_step(bottom, labels, train_idx, val_idx, cfg, seed):
     host and copies states, mask and labels over (the reference for the CPU results)."""
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    net = ft.TunedTop(bottom.top(), bottom.hidden_size)
-    opt = torch.optim.AdamW([{"params": net.top.parameters(), "lr": cfg.lr},
-                             {"params": net.head.parameters(), "lr": cfg.head_lr}], weight_decay=cfg.weight_decay)
+    net = ft.FinetunedTop(bottom.top(), bottom.hidden_size)
+    opt = torch.optim.AdamW([{"params": net.top.parameters(), "lr": cfg.learning_rate},
+                             {"params": net.head.parameters(), "lr": cfg.head_learning_rate}], weight_decay=cfg.weight_decay)
     steps = ft.training_batches(len(train_idx), cfg)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, [lambda s: max(0.0, 1.0 - s / steps), lambda s: 1.0])
     loss_fn = torch.nn.BCEWithLogitsLoss()
@@ -273,7 +273,7 @@ def _train_top_per_step(bottom, labels, train_idx, val_idx, cfg, seed):
 def test_cpu_fine_tuning_gives_the_weights_and_losses_of_the_per_step_path(bert, monkeypatch):
     sentences, labels = _sentences(120, seed=4)
     bottom = load_bottom(bert, sentences, 2)
-    cfg = FinetuneConfig(layers=2, epochs=2, batch_size=8, chunk_batches=2, lr=1e-3)
+    cfg = FinetuneConfig(layers=2, epochs=2, batch_size=8, chunk_batches=2, learning_rate=1e-3)
     train, val = np.arange(90), np.arange(90, 120)
     losses, per_epoch = _train_top_per_step(bottom, labels, train, val, cfg, seed=5)
     best = min(range(len(per_epoch)), key=lambda e: per_epoch[e][0])

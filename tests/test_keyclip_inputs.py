@@ -165,7 +165,7 @@ def test_cross_validated_neural_run_on_a_tiny_fixture_is_good_and_bit_identical(
     rng = np.random.default_rng(1)
     text = rng.normal(size=(len(clips), 8)).astype(np.float32)  # uninformative: words carry the signal
     # Few batches per epoch here, so many epochs.
-    cfg = KeyClipTrainConfig(dim=8, hidden=8, dropout=0.1, lr=1e-2, batch_size=32, max_epochs=100, patience=20)
+    cfg = KeyClipTrainConfig(dim=8, hidden=8, dropout=0.1, learning_rate=1e-2, batch_size=32, max_epochs=100, patience=20)
     if source == "frames":
         _write_frames(tmp_path / "frames.parquet", clips, dim=16, frames=3)
         visual = frame_sets(tmp_path / "frames.parquet", clips, max_set=3)

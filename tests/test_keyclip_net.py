@@ -143,7 +143,7 @@ def _toy(n=240, seed=0):
     return text, VisualSets(vectors, index), labels
 
 
-CFG = KeyClipTrainConfig(dim=8, hidden=8, dropout=0.1, lr=1e-2, batch_size=32, max_epochs=25, patience=5,
+CFG = KeyClipTrainConfig(dim=8, hidden=8, dropout=0.1, learning_rate=1e-2, batch_size=32, max_epochs=25, patience=5,
                          lexical=False)
 
 

@@ -165,7 +165,7 @@ def test_nested_neural_run_chooses_per_fold_and_one_candidate_equals_run_neural(
     fold, inner = clip_folds(folds, clips)
     assert all(len(set(clips["recipe"][(fold != f) & inner])) >= 2 for f in range(3))
     frozen = np.random.default_rng(1).normal(size=(len(clips), 8)).astype(np.float32)  # words carry the signal
-    cfg = KeyClipTrainConfig(dim=8, hidden=8, dropout=0.1, lr=1e-2, batch_size=32, max_epochs=40, patience=10)
+    cfg = KeyClipTrainConfig(dim=8, hidden=8, dropout=0.1, learning_rate=1e-2, batch_size=32, max_epochs=40, patience=10)
 
     def text_input(vectors, window):
         return text_inputs(clips, vectors, context_window=window, layout=False)
@@ -186,7 +186,7 @@ def test_nested_neural_run_chooses_per_fold_and_one_candidate_equals_run_neural(
                                threshold_metrics=["f1"])
     direct = run_neural("text", clips, folds, nets[3].text, None, nets[3].cfg, seed=5)
     assert np.array_equal(single.score, direct.score) and np.array_equal(single.is_key, direct.is_key)
-    with pytest.raises(ValueError, match="either frozen or per-fold tuned vectors"):
+    with pytest.raises(ValueError, match="either frozen or per-fold finetuned vectors"):
         net_candidates("text", cfg, [0], [True], text_input)
     with pytest.raises(ValueError, match="no net candidates"):
         run_nested_neural("text", clips, folds, [], None, 5, [0.0], ["f1"])

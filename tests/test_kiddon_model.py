@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from cookproc.core.errors import InputError
-from cookproc.kiddon.corpus import read_lexicon_words, read_transcripts
+from cookproc.kiddon.training_text import read_lexicon_words, read_transcripts
 from cookproc.kiddon.model import Model, bigram_events, m_step
-from cookproc.kiddon.segmenter import Segmenter, Settings, corpus_sentences, train
+from cookproc.kiddon.segmenter import Segmenter, Settings, training_sentences, train
 
 THREE_SENTENCES = ["chop the onions .", "chop and mix the carrots .", "add salt ."]
 LEXICON = ["chop", "mix", "add", "salt"]
@@ -28,8 +28,8 @@ def test_bigram_events_reset_on_and_and_read_numbers():
 
 
 def test_m_step_counts_on_three_sentences_by_hand():
-    corpus = corpus_sentences([THREE_SENTENCES])
-    model, history = train(corpus, LEXICON, always_verb, iterations=1)
+    training_text = training_sentences([THREE_SENTENCES])
+    model, history = train(training_text, LEXICON, always_verb, iterations=1)
     # E-step under the lexicon model (counts 1 + frequency: chop 3, mix 2, add 2, salt 2; N = 9):
     #   chop(the onions) | chop(the carrots) mix() | add(salt)   ("salt" cannot follow PRED "add";
     #   with "mix" a noun, the chunk "and mix the carrots" starts with "and": rejected)
@@ -61,7 +61,7 @@ def test_m_step_weights_and_refuses_an_empty_labelling():
         m_step([], n_sentences=5, vocabulary_size=4, iteration=1)
 
 
-def synthetic_corpus(n=240, seed=0):
+def synthetic_training_text(n=240, seed=0):
     """Imperative and chatty sentences over a few ambiguous words (salt, oil, pan are verbs too)."""
     rng = random.Random(seed)
     verbs = ["add", "chop", "stir", "mix", "heat", "pour", "salt", "oil", "cut", "put"]
@@ -71,7 +71,7 @@ def synthetic_corpus(n=240, seed=0):
                 "so this is {t} .", "{v} and {w} {t} .", "{t} {p} ."]
     lines = [rng.choice(patterns).format(v=rng.choice(verbs), w=rng.choice(verbs), t=rng.choice(things),
                                          u=rng.choice(things), p=rng.choice(places)) for _ in range(n)]
-    return corpus_sentences([lines[i:i + 20] for i in range(0, n, 20)]), sorted(set(verbs))
+    return training_sentences([lines[i:i + 20] for i in range(0, n, 20)]), sorted(set(verbs))
 
 
 def assert_objective_never_decreases(history):
@@ -82,16 +82,16 @@ def assert_objective_never_decreases(history):
 
 
 def test_hard_em_objective_never_decreases_after_iteration_2():
-    corpus, lexicon = synthetic_corpus()
-    model, history = train(corpus, lexicon, always_verb, iterations=8)
+    training_text, lexicon = synthetic_training_text()
+    model, history = train(training_text, lexicon, always_verb, iterations=8)
     assert len(history) == 8 and history[-1].n_parsed > 100
     assert_objective_never_decreases(history)
     assert history[-1].objective > history[1].objective  # it did learn something
 
 
 def test_recorded_iterations_after_a_fixed_point_are_exact():
-    corpus, lexicon = synthetic_corpus()
-    model, history = train(corpus, lexicon, always_verb, iterations=12)
+    training_text, lexicon = synthetic_training_text()
+    model, history = train(training_text, lexicon, always_verb, iterations=12)
     assert model.iteration == 12
     last, before = history[-1], history[-2]
     assert (last.log_likelihood, last.objective, last.n_predicates) == (
@@ -99,10 +99,10 @@ def test_recorded_iterations_after_a_fixed_point_are_exact():
     # One more E-step and M-step by hand gives the same parameters: a true fixed point.
     segmenter = Segmenter()
     labelled = []
-    for tokens in sorted(corpus):
+    for tokens in sorted(training_text):
         frames = segmenter.parse(tokens, model).frames
         if frames:
-            labelled.append((corpus[tokens], frames))
+            labelled.append((training_text[tokens], frames))
     again = m_step(labelled, model.n_sentences, model.vocabulary_size, iteration=13)
     assert again.same_parameters(model)
 
@@ -115,14 +115,14 @@ def test_hard_em_objective_never_decreases_on_real_transcripts(mirror):
     lexicon = read_lexicon_words(youcook2 / "1.2.cooking_vocab.strict_filtered.unsorted.lst")
     from cookproc.data.wordnet import has_verb_synset
 
-    _, history = train(corpus_sentences(documents), lexicon, has_verb_synset, iterations=15)
+    _, history = train(training_sentences(documents), lexicon, has_verb_synset, iterations=15)
     assert_objective_never_decreases(history)
     assert history[-1].candidate_verbs <= history[0].candidate_verbs  # verbs only drop out
 
 
 def test_model_json_round_trip_and_bad_files(tmp_path):
-    corpus, lexicon = synthetic_corpus(n=60)
-    model, _ = train(corpus, lexicon, always_verb, iterations=2, settings=Settings(max_candidates=9))
+    training_text, lexicon = synthetic_training_text(n=60)
+    model, _ = train(training_text, lexicon, always_verb, iterations=2, settings=Settings(max_candidates=9))
     text = model.to_json()
     again = Model.from_json(text)
     assert again.to_json() == text and Settings.from_dict(again.settings).max_candidates == 9
@@ -155,19 +155,19 @@ def test_best_labelling_and_ties_keep_the_first_enumerated():
 TRAIN_SCRIPT = """
 import sys
 sys.path.insert(0, {tests!r})
-from test_kiddon_model import always_verb, synthetic_corpus
+from test_kiddon_model import always_verb, synthetic_training_text
 from cookproc.kiddon.segmenter import train
-corpus, lexicon = synthetic_corpus()
-model, _ = train(corpus, lexicon, always_verb, iterations=4)
+training_text, lexicon = synthetic_training_text()
+model, _ = train(training_text, lexicon, always_verb, iterations=4)
 sys.stdout.write(model.to_json())
 """
 
 
 @pytest.mark.slow
 def test_training_is_deterministic_across_hash_seeds():
-    corpus, lexicon = synthetic_corpus()
-    first, _ = train(corpus, lexicon, always_verb, iterations=4)
-    second, _ = train(corpus, lexicon, always_verb, iterations=4)
+    training_text, lexicon = synthetic_training_text()
+    first, _ = train(training_text, lexicon, always_verb, iterations=4)
+    second, _ = train(training_text, lexicon, always_verb, iterations=4)
     assert first.to_json() == second.to_json()
     env = dict(os.environ, PYTHONHASHSEED="12345" if os.environ.get("PYTHONHASHSEED") != "12345" else "54321")
     script = TRAIN_SCRIPT.format(tests=str(Path(__file__).parent))

@@ -2,7 +2,7 @@
 import pyarrow.parquet as pq
 import pytest
 
-from cookproc.kiddon.corpus import ITERATIONS
+from cookproc.kiddon.training_text import ITERATIONS
 from cookproc.kiddon.model import Model
 from cookproc.kiddon.outputs import FRAMES
 from cookproc.core.parquet_io import read_parquet

@@ -161,7 +161,7 @@ def numbers_run(tmp_path_factory):
     base = tmp_path_factory.mktemp("numbers")
     upstream = write_tiny_upstream(base / "upstream")
     # The deployed systems in the tables, both deployed models built (the tuple extractor on spaCy's
-    # frames: no tagger to train).
+    # parses: no tagger to train).
     workdir = make_workdir(base / "run", upstream, {
         "tables": {"keyclip_systems": ["upstream-neural", "srl-heur-spacy", "neural-text"],
                    "tuple_systems": ["upstream-srl-heur", "srl-heur-spacy", "supervised-text"],

@@ -105,7 +105,7 @@ def test_paper_preset_builds_the_tables_and_figure_without_training(workdir):
     outputs = {out for outs in jobs.values() for out in outs}
     assert set(PAPER_OUTPUTS) <= outputs
     # Nothing of the SRL tagger: no EWT corpus, no tagging, no agreement of the tagger.
-    assert not {"srl_corpus", "srl_parse_tagger"} & set(jobs)
+    assert not {"srl_training_data", "srl_parse_tagger"} & set(jobs)
     assert "results/srl/agreement-tagger.tsv" not in outputs
     # The systems it promises: upstream's, spaCy SRL, visual and fusion; not the report's pages
     # (report.build_pages: false), which `snakemake report_all` builds on request.
@@ -120,7 +120,7 @@ def test_paper_preset_procedures_of_your_own_file_train_nothing(tmp_path):
     (work / "data" / "user").mkdir(parents=True)
     (work / "data" / "user" / "soup.txt").write_text("Chop the onions.\nHeat the oil.\n", encoding="utf-8")
     jobs = planned(work, "--configfile", str(PRESETS / "paper.yaml"), target="results/procedures/soup.json")
-    assert "user_procedures" in jobs
+    assert "procedures_extract" in jobs
     assert not [rule for rule in jobs if is_training(rule) or rule.startswith("deploy_")], sorted(jobs)
     # Without the preset the same file uses both trained models, built on demand.
     jobs = planned(work, target="results/procedures/soup.json")
@@ -139,6 +139,6 @@ def test_default_target_without_a_preset_builds_every_configured_system(workdir)
     outputs = {out for outs in jobs.values() for out in outs}
     assert set(PAPER_OUTPUTS) <= outputs
     assert {"results/significance.csv", "results/srl/agreement-tagger.tsv",
-            "results/srl/corpus/alignment.txt"} <= outputs
+            "results/srl/training_data/alignment.txt"} <= outputs
     assert {"train_srl", "supervised_finetune", "keyclips_tfidf"} <= set(jobs)
     assert {"report_tables", "report_per_recipe", "report_errors_tuples"} <= set(jobs)

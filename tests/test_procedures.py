@@ -12,12 +12,12 @@ from cookproc.app.clips import Clip
 from cookproc.app.cues import SubtitleError
 from cookproc.app.documents import (DOCUMENT_SCHEMA, ClipExtraction, DocumentError, ProcedureTuple, procedure_document,
                                     to_json, to_markdown, write_procedure)
-from cookproc.app.extractors import MODELS, frames_to_extraction, make_extractor, parse_model
+from cookproc.app.extractors import MODELS, parse_to_extraction, make_extractor, parse_model
 from cookproc.app.procedures import ProcedureSettings, procedure_documents
 from cookproc.app.subtitles import read_clips_and_segmentation
 from cookproc.app.video_probe import video_info
 from cookproc.core.errors import InputError
-from cookproc.srl.frames import Chunk
+from cookproc.srl.parses import Chunk
 from fixtures import make_workdir, run_snakemake
 
 LEXICON = frozenset({"chop", "add", "stir", "heat"})
@@ -33,13 +33,13 @@ def frame(*chunks):
 
 
 def test_heuristics_keep_frames_with_an_argument_and_a_lexicon_verb():
-    frames = [
+    parse = [
         frame(("ARG0", "we"), ("V", "going"), ("ARG1", "to chop it")),        # "go" not in the lexicon
         frame(("V", "chopped"), ("ARG1", "the onions"), ("ARGM-LOC", "on the board")),
         frame(("ARG0", "i"), ("V", "stir"), ("ARGM-NEG", "not")),              # nothing left but V
         frame(("V", "adding"), ("ARG1", "salt"), ("ARGM-DIS", "so")),
     ]
-    ext = frames_to_extraction(frames, heuristics=True, lexicon=LEXICON, lemma=lemma)
+    ext = parse_to_extraction(parse, heuristics=True, lexicon=LEXICON, lemma=lemma)
     assert ext.is_key and ext.key_score is None
     assert ext.verbs == ["chop", "add"]                       # lemmas, as the paper outputs
     assert ext.args == ["the onions", "on the board", "salt"]
@@ -47,17 +47,17 @@ def test_heuristics_keep_frames_with_an_argument_and_a_lexicon_verb():
 
 
 def test_without_heuristics_every_frame_is_a_tuple():
-    frames = [frame(("ARG0", "we"), ("V", "going"), ("ARG1", "to chop it")), frame(("V", "stir"))]
-    ext = frames_to_extraction(frames, heuristics=False)
+    parse = [frame(("ARG0", "we"), ("V", "going"), ("ARG1", "to chop it")), frame(("V", "stir"))]
+    ext = parse_to_extraction(parse, heuristics=False)
     assert ext.is_key and ext.verbs == ["going", "stir"] and ext.args == ["we", "to chop it"]
     assert ext.tuples == [ProcedureTuple("going", ("we", "to chop it")), ProcedureTuple("stir", ())]
-    assert frames_to_extraction([], heuristics=False) == ClipExtraction(False, None, [], [], [])
+    assert parse_to_extraction([], heuristics=False) == ClipExtraction(False, None, [], [], [])
 
 
 def test_key_score_is_the_best_kept_predicate_probability():
-    frames = [frame(("V", "chop", 0.6), ("ARG1", "it", 0.9)), frame(("V", "add", 0.8), ("ARG1", "salt", 0.7)),
+    parse = [frame(("V", "chop", 0.6), ("ARG1", "it", 0.9)), frame(("V", "add", 0.8), ("ARG1", "salt", 0.7)),
               frame(("V", "sing", 0.99), ("ARG1", "a song", 0.99))]  # dropped by the lexicon
-    ext = frames_to_extraction(frames, heuristics=True, lexicon=LEXICON, lemma=lemma)
+    ext = parse_to_extraction(parse, heuristics=True, lexicon=LEXICON, lemma=lemma)
     assert ext.key_score == 0.8
 
 
@@ -76,7 +76,7 @@ def test_extractor_lowercases_and_checks_its_backend():
         make_extractor("kiddon", labeller=labeller)
     with pytest.raises(ValueError, match="needs a non-empty cooking lexicon"):
         make_extractor("srl-heur", labeller=labeller)
-    with pytest.raises(ValueError, match="user.tagger_model is not set"):
+    with pytest.raises(ValueError, match="procedures.tagger_model is not set"):
         make_extractor("srl", srl_backend="tagger")
     broken = make_extractor("srl", labeller=lambda texts: [])
     with pytest.raises(RuntimeError, match="returned 0 results for 1 sentences"):
@@ -374,7 +374,7 @@ Heat the oil in a large pot. Then add the tomatoes.
 
 @pytest.mark.slow
 def test_user_target_end_to_end(tmp_path, tiny_upstream):
-    # The tuple extractor on spaCy's frames here (no tagger to train: quicker); a tagger-backed
+    # The tuple extractor on spaCy's parses here (no tagger to train: quicker); a tagger-backed
     # artifact, the default, carries its tagger (test_tuple_deploy).
     workdir = make_workdir(tmp_path / "run", tiny_upstream, {"supervised": {"srl_backend": "spacy"}})
     user = workdir / "data" / "user"
@@ -417,14 +417,14 @@ def test_user_target_end_to_end(tmp_path, tiny_upstream):
     n_key = sum(c["is_key"] for c in clips)
     steps = [line for line in md.splitlines() if line[:1].isdigit()]  # key clips only, in order
     assert len(steps) == n_key and all("key probability" in line for line in steps)
-    log = (workdir / "logs/user/user_procedures/soup.log").read_text(encoding="utf-8")
+    log = (workdir / "logs/procedures/procedures_extract/soup.log").read_text(encoding="utf-8")
     assert f"4 clips (sentence segmentation), {n_key} key clips by keyclips-neural-text + tuples-supervised-text" in log
     assert "[2/2] wrote" in log
 
     # The SRL option (no training): SRL with the paper's heuristics on spaCy gives the verbs and
     # arguments; the same selector, so the same key clips.
     # (A nested --config value is a string: "none" means no model.)
-    run_snakemake(workdir, "results/procedures/soup.json", "--config", "user={tuple_model: none}")
+    run_snakemake(workdir, "results/procedures/soup.json", "--config", "procedures={tuple_model: none}")
     srl_doc = json.loads((workdir / "results/procedures/soup.json").read_text(encoding="utf-8"))
     assert srl_doc["extractor"] == "keyclips-neural-text + srl-heur-spacy"
     assert srl_doc["settings"]["tuple_model"] is None
@@ -436,7 +436,7 @@ def test_user_target_end_to_end(tmp_path, tiny_upstream):
 
     proc = run_snakemake(workdir, "results/procedures/broken.json", check=False)
     assert proc.returncode != 0 and not (workdir / "results/procedures/broken.json").exists()
-    log = (workdir / "logs/user/user_procedures/broken.log").read_text(encoding="utf-8")
+    log = (workdir / "logs/procedures/procedures_extract/broken.log").read_text(encoding="utf-8")
     assert "data/user/broken.srt, line 6: cue 2: bad timing '00:00:0x,000 --> 00:00:03,000'" in log
 
     proc = run_snakemake(workdir, "results/procedures/nothing.json", check=False)

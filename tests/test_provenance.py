@@ -23,17 +23,17 @@ from cookproc.core.schemas import KEYCLIPS
 from fixtures import REPO
 
 CONFIG = {"keyclips": {"device": "cpu", "text": {"path": None, "pooling": "mean"},
-                       "neural": {"max_epochs": 30, "lr": 0.01, "finetune": {"layers": 1, "lr": 0.1}}},
-          "user": {"device": "cpu", "lr": 0.01}}
+                       "neural": {"max_epochs": 30, "learning_rate": 0.01, "finetune": {"layers": 1, "learning_rate": 0.1}}},
+          "user": {"device": "cpu", "learning_rate": 0.01}}
 
 
 def test_params_are_traced_to_the_config_keys_they_come_from():
-    params = {"device": "cpu", "pooling": "mean", "path": None, "finetune": {"layers": 1, "lr": 0.1},
-              "train": {"max_epochs": 30, "lr": 0.01}, "variant": "visual"}
+    params = {"device": "cpu", "pooling": "mean", "path": None, "finetune": {"layers": 1, "learning_rate": 0.1},
+              "train": {"max_epochs": 30, "learning_rate": 0.01}, "variant": "visual"}
     traced, untraced = provenance.config_keys(params, CONFIG)
-    # `device` fits keyclips.device and user.device: the rule's other keys are under keyclips.
-    assert traced == {"keyclips.device": "cpu", "keyclips.neural.finetune": {"layers": 1, "lr": 0.1},
-                      "keyclips.neural.lr": 0.01, "keyclips.neural.max_epochs": 30,
+    # `device` fits keyclips.device and procedures.device: the rule's other keys are under keyclips.
+    assert traced == {"keyclips.device": "cpu", "keyclips.neural.finetune": {"layers": 1, "learning_rate": 0.1},
+                      "keyclips.neural.learning_rate": 0.01, "keyclips.neural.max_epochs": 30,
                       "keyclips.text.path": None, "keyclips.text.pooling": "mean"}
     assert untraced == ["variant"]
     # Alone, `device` is a tie: left untraced rather than guessed.
@@ -131,7 +131,7 @@ def test_inspect_says_current_then_names_the_changed_config_key(run_dir):
                                     "description": "the system's decision: the clip is a key step"}
     config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
     config["keyclips"]["neural"]["max_epochs"] = 40
-    config["keyclips"]["neural"]["lr"] = 0.5  # a key the rule does not read
+    config["keyclips"]["neural"]["learning_rate"] = 0.5  # a key the rule does not read
     (run_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     report = inspection.inspect_file(path)
     assert report["status"] == "stale"

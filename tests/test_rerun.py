@@ -140,21 +140,21 @@ PARAM_CHANGES = [
     pytest.param({"tables": {"masked": False}}, "table5", {"table5", "confidence_intervals"}, id="table5-masked"),
     pytest.param({"tables": {"bootstrap": {"seed": 7}}}, "confidence_intervals", {"confidence_intervals"},
                  id="bootstrap-seed"),
-    pytest.param({"visual": {"corrected": {"wordnet_max_senses": 2}}}, "video_tuples_corrected",
+    pytest.param({"video": {"corrected": {"wordnet_max_senses": 2}}}, "video_tuples_corrected",
                  {"video_tuples_corrected", "table5"}, id="fusion-corrected-wordnet"),
-    pytest.param({"visual": {"paper": {"tie_key": "72"}}}, "video_tuples_paper", {"video_tuples_paper", "table5"},
+    pytest.param({"video": {"paper": {"tie_key": "72"}}}, "video_tuples_paper", {"video_tuples_paper", "table5"},
                  id="fusion-paper-ties"),
     pytest.param({"kiddon": {"then_is_conjunction": True}}, "kiddon_train",
                  {"kiddon_train", "kiddon_segment", "table4", "table5"}, id="kiddon-then"),
     pytest.param({"srl": {"predicate_tags": ["VB", "VBD", "VBG", "VBN", "VBP", "VBZ"]}}, "srl_parse_spacy",
                  {"srl_parse_spacy", "srl_systems_heur", "table5"}, id="srl-predicate-tags"),
-    pytest.param({"srl": {"seed": 14}}, "train_srl", {"train_srl", "srl_parse_tagger", "table4"}, id="srl-seed"),
+    pytest.param({"srl": {"tagger": {"seed": 14}}}, "train_srl", {"train_srl", "srl_parse_tagger", "table4"}, id="srl-seed"),
     pytest.param({"supervised": {"tuples": {"verb_classifier": {"C": 1.0}}}}, "supervised_tuples",
                  {"supervised_tuples", "table5"}, id="verb-classifier"),
-    # Blending weight: the tuned encoder's head is reused, never fine-tuned again.
+    # Blending weight: the finetuned encoder's head is reused, never fine-tuned again.
     pytest.param({"supervised": {"keyclips": {"head_weight": 0.5}}}, "supervised_keyclips",
                  {"supervised_keyclips"}, id="supervised-head-weight"),
-    pytest.param({"supervised": {"keyclips": {"encoder": {"finetune": {"lr": 0.0001}}}}}, "supervised_finetune",
+    pytest.param({"supervised": {"keyclips": {"encoder": {"finetune": {"learning_rate": 0.0001}}}}}, "supervised_finetune",
                  {"supervised_finetune", "supervised_keyclips"}, id="supervised-encoder"),
 ]
 
@@ -211,7 +211,7 @@ def test_changing_a_parameter_plans_exactly_what_is_downstream_of_it(sandbox, wo
 
 
 def test_fine_tuning_settings_replan_the_sentence_variants_but_not_the_visual_one(sandbox, work):
-    sandbox.configure(work, {"keyclips": {"neural": {"finetune": {"lr": 1e-4}}}})
+    sandbox.configure(work, {"keyclips": {"neural": {"finetune": {"learning_rate": 1e-4}}}})
     log = sandbox.snakemake(work, "--dry-run")
     changed = {rule for rule, why in reasons(log).items() if "Params have changed" in why}
     assert changed == {"keyclips_finetune"}

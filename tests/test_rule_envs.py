@@ -116,7 +116,7 @@ def test_the_library_reaches_jobs_from_this_checkout(parsed):
 def test_no_rule_runs_python_inside_snakemake(rules):
     # `run:` blocks execute in Snakemake's own process, where no conda env applies.
     assert {name for name, rule in rules.items() if rule["kind"] in ("run", "other")} == set()
-    assert {name for name, rule in rules.items() if rule["kind"] == "none"} == {"all", "report_all", "visual_all",
+    assert {name for name, rule in rules.items() if rule["kind"] == "none"} == {"all", "report_all", "video_all",
                                                                                      "corpus_all"}
 
 

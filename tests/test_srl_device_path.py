@@ -13,6 +13,7 @@ from cookproc.srl.bio import allowed_starts, allowed_transitions, viterbi_decode
 from cookproc.srl.tagger import Batcher, HeadConfig, Instance, SrlHead, Tagger, Vocab
 from cookproc.srl.viterbi import BatchViterbi
 from cookproc.srl.word_encoder import WordEncoder, WordFeatures
+from fixtures import tagger_settings
 
 LABELS = ["B-ARG0", "B-ARG1", "B-ARGM-TMP", "B-V", "I-ARG0", "I-ARG1", "I-ARGM-TMP", "I-V", "O"]
 V, BANNED = LABELS.index("B-V"), [LABELS.index("B-V"), LABELS.index("I-V")]
@@ -235,7 +236,7 @@ def test_the_loss_read_once_an_epoch_is_the_per_batch_float_sum():
     from test_srl_training import tiny_prepared
 
     prep = tiny_prepared()
-    cfg = T.TaggerTrainConfig(epochs=2, batch_size=2, hidden=8, projection=16, seed=4)
+    cfg = tagger_settings(epochs=2, batch_size=2, hidden=8, projection=16, seed=4)
     torch.set_num_threads(1)
     losses = []
     original = torch.nn.CrossEntropyLoss.forward
@@ -308,7 +309,7 @@ def test_training_a_step_on_cuda_runs():
     from test_srl_training import tiny_prepared
 
     prep = tiny_prepared()
-    cfg = T.TaggerTrainConfig(epochs=2, batch_size=2, hidden=8, projection=16, seed=4, device="cuda")
+    cfg = tagger_settings(epochs=2, batch_size=2, hidden=8, projection=16, seed=4, device="cuda")
     tagger, history = T.train(prep, cfg, n_layers=2, dim=8)
     assert len(history) == 2 and history[-1]["train_loss"] > 0
     assert T.evaluate(tagger, prep, "train", device="cuda")["overall"]["gold"] == 9

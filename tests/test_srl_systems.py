@@ -6,7 +6,7 @@ import pytest
 from cookproc.core.errors import InputError
 from cookproc.srl.allennlp import read_allennlp
 from cookproc.srl.baselines import filter_roles, keep_role, system_rows, with_heuristics, without_heuristics
-from cookproc.srl.frames import Chunk
+from cookproc.srl.parses import Chunk
 
 
 def frame(*chunks):
@@ -33,20 +33,20 @@ def test_frame_left_with_only_its_verb_is_dropped():
 
 
 def test_lexicon_filter_outputs_the_lemma_and_args():
-    frames = [
+    parse = [
         frame(("ARG0", "we"), ("V", "chopped"), ("ARG1", "the onions"), ("C-ARG1", "finely")),
         frame(("ARG1", "it"), ("V", "is"), ("ARG2", "done")),          # 'be' not in the lexicon
         frame(("V", "adding"), ("ARGM-NEG", "not")),                   # only V left after the filter
     ]
-    key, verbs, args = with_heuristics(frames, {"chop", "add"}, lemma)
+    key, verbs, args = with_heuristics(parse, {"chop", "add"}, lemma)
     assert key and verbs == ["chop"] and args == ["the onions"]  # C-ARG1 kept for the frame, not output
-    assert with_heuristics(frames[1:], {"chop", "add"}, lemma) == (False, [], [])
+    assert with_heuristics(parse[1:], {"chop", "add"}, lemma) == (False, [], [])
 
 
 def test_without_heuristics_keeps_every_predicate():
-    frames = [frame(("ARG0", "we"), ("V", "chopped"), ("ARGM-MOD", "will")), frame(("V", "is"))]
-    assert without_heuristics(frames, verb_form="text") == (True, ["chopped", "is"], ["we", "will"])
-    assert without_heuristics(frames, lemma=lemma)[1] == ["chop", "be"]
+    parse = [frame(("ARG0", "we"), ("V", "chopped"), ("ARGM-MOD", "will")), frame(("V", "is"))]
+    assert without_heuristics(parse, verb_form="text") == (True, ["chopped", "is"], ["we", "will"])
+    assert without_heuristics(parse, lemma=lemma)[1] == ["chop", "be"]
     assert without_heuristics([]) == (False, [], [])
 
 

@@ -6,6 +6,7 @@ import torch
 from cookproc.srl import training as T
 from cookproc.srl.syntax import ParsedSentence
 from cookproc.srl.tagger import Tagger
+from fixtures import tagger_settings
 
 SENTENCES = [
     (["chop", "the", "onions", "."], ["VB", "DT", "NNS", "."], ["ROOT", "det", "dobj", "punct"], [0, 2, 0, 0],
@@ -22,25 +23,25 @@ SENTENCES = [
 
 def tiny_prepared(dim=8, layers=2):
     rng = np.random.default_rng(0)
-    words, parsed, feats, frames = [], [], [], []
+    words, parsed, feats, parses = [], [], [], []
     for s, (w, tags, deps, heads, pred, labels) in enumerate(SENTENCES):
         words.append(w)
         parsed.append(ParsedSentence(w, tags, deps, heads, [x.lower() for x in w]))
         feats.append(rng.normal(size=(len(w), layers, dim)).astype(np.float16))
-        frames.append((s, pred, labels))
+        parses.append((s, pred, labels))
     sentences = [("train", "d", i) for i in range(len(SENTENCES))]
-    return T.Prepared(sentences, words, parsed, feats, frames, ["train"] * len(SENTENCES))
+    return T.Prepared(sentences, words, parsed, feats, parses, ["train"] * len(SENTENCES))
 
 
 def test_tiny_training_overfits_five_sentences():
     torch.set_num_threads(1)
     prep = tiny_prepared()
-    cfg = T.TaggerTrainConfig(epochs=60, batch_size=5, learning_rate=1e-2, hidden=16, projection=32, dropout=0.0, seed=1)
+    cfg = tagger_settings(epochs=60, batch_size=5, learning_rate=1e-2, hidden=16, projection=32, dropout=0.0, seed=1)
     tagger, history = T.train(prep, cfg, n_layers=2, dim=8)
     assert history[-1]["train_loss"] < 0.1 < history[0]["train_loss"]
     scores = T.evaluate(tagger, prep, "train")
     assert scores["overall"]["f1"] == 1.0
-    assert scores["overall"]["gold"] == 9  # every non-V span of the five frames
+    assert scores["overall"]["gold"] == 9  # every non-V span of the five parses
 
 
 def test_kept_weights_are_the_best_on_dev_of_the_last_epochs_and_their_mean():
@@ -52,9 +53,9 @@ def test_kept_weights_are_the_best_on_dev_of_the_last_epochs_and_their_mean():
     prep.words += prep.words[:n]
     prep.parsed += prep.parsed[:n]
     prep.features += prep.features[:n]
-    prep.frames += [(s + n, p, labels) for s, p, labels in prep.frames]
+    prep.parses += [(s + n, p, labels) for s, p, labels in prep.parses]
     prep.split_of += ["dev"] * n
-    cfg = T.TaggerTrainConfig(epochs=8, eval_last_epochs=4, batch_size=5, learning_rate=1e-2, hidden=8, projection=16, dropout=0.0, seed=3)
+    cfg = tagger_settings(epochs=8, eval_last_epochs=4, batch_size=5, learning_rate=1e-2, hidden=8, projection=16, dropout=0.0, seed=3)
     tagger, history = T.train(prep, cfg, n_layers=2, dim=8)
     assert [h["epoch"] for h in history] == [1, 2, 3, 4, 5, 6, 7, 8, "mean of epochs 5-8"]
     assert ["dev_f1" in h for h in history] == [False] * 4 + [True] * 5
@@ -70,7 +71,7 @@ def test_kept_weights_are_the_best_on_dev_of_the_last_epochs_and_their_mean():
 def test_checkpoint_round_trip_predicts_the_same():
     torch.set_num_threads(1)
     prep = tiny_prepared()
-    cfg = T.TaggerTrainConfig(epochs=3, batch_size=5, hidden=8, projection=16, seed=2)
+    cfg = tagger_settings(epochs=3, batch_size=5, hidden=8, projection=16, seed=2)
     tagger, _ = T.train(prep, cfg, n_layers=2, dim=8)
     inst, _ = T.instances_for(tagger, prep, "train")
     again = Tagger.from_state(tagger.state())
@@ -89,7 +90,7 @@ def test_span_scores_per_role():
 def test_ensemble_averages_the_heads_log_probabilities():
     torch.set_num_threads(1)
     prep = tiny_prepared()
-    cfg = T.TaggerTrainConfig(epochs=3, batch_size=5, hidden=8, projection=16, seed=2)
+    cfg = tagger_settings(epochs=3, batch_size=5, hidden=8, projection=16, seed=2)
     tagger, members = T.train_ensemble(prep, cfg, n_layers=2, dim=8, members=2)
     assert [m["seed"] for m in members] == [2, 3] and len(tagger.heads) == 2
     inst, _ = T.instances_for(tagger, prep, "train")
@@ -105,9 +106,9 @@ def test_ensemble_averages_the_heads_log_probabilities():
 
 def test_ensemble_members_must_share_vocabularies():
     prep = tiny_prepared()
-    cfg = T.TaggerTrainConfig(epochs=1, batch_size=5, hidden=8, projection=16, seed=2)
+    cfg = tagger_settings(epochs=1, batch_size=5, hidden=8, projection=16, seed=2)
     tagger, _ = T.train(prep, cfg, n_layers=2, dim=8)
-    other, _ = T.train(prep, T.TaggerTrainConfig(epochs=1, batch_size=5, hidden=4, projection=16, seed=3), n_layers=2, dim=8)
+    other, _ = T.train(prep, tagger_settings(epochs=1, batch_size=5, hidden=4, projection=16, seed=3), n_layers=2, dim=8)
     with pytest.raises(ValueError, match="share"):
         tagger.add_heads([other])
 
@@ -144,7 +145,7 @@ def test_the_padded_bilstm_equals_the_packed_one_in_outputs_and_gradients():
 def test_training_twice_with_two_threads_gives_identical_weights():
     """Same data, seed and thread count: the same weights (the tagger a workflow rerun keeps)."""
     prep = tiny_prepared()
-    cfg = T.TaggerTrainConfig(epochs=6, batch_size=2, learning_rate=1e-2, hidden=16, projection=32, dropout=0.3,
+    cfg = tagger_settings(epochs=6, batch_size=2, learning_rate=1e-2, hidden=16, projection=32, dropout=0.3,
                               seed=5, threads=2)
     first, _ = T.train(prep, cfg, n_layers=2, dim=8)
     second, _ = T.train(prep, cfg, n_layers=2, dim=8)

@@ -387,11 +387,11 @@ def test_a_1mb_cue_is_cut_or_refused_before_any_parser(tmp_path, caplog):
     starts = [c.start_s for c in pieces]
     assert starts[0] == 3.0 and starts == sorted(starts) and pieces[-1].end_s == 9.0
     message = f"{path}, line 6: cue 2: a sentence of {len(text):,} characters, over the limit of 2,000 " \
-              f"(user.max_sentence_chars): cut into {len(pieces)} clips"
+              f"(procedures.max_sentence_chars): cut into {len(pieces)} clips"
     assert message in caplog.text and reading.checks["warnings"] == [message]
     assert reading.checks["long_sentences"] == {"max_sentence_chars": 2000, "action": "cut", "cut": 1}
     with pytest.raises(SubtitleError, match=rf"huge\.srt, line 6: cue 2: a sentence of {len(text):,} characters, "
-                                            r"over the limit of 2,000 \(user.max_sentence_chars\); split it"):
+                                            r"over the limit of 2,000 \(procedures.max_sentence_chars\); split it"):
         read_subtitles(path, long_sentences="error")
 
 

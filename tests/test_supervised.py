@@ -139,7 +139,7 @@ def test_gains_split_by_presence_in_the_sentence():
 
 def test_regression_candidates_cover_windows_and_C_and_read_each_folds_own_vectors():
     from cookproc.learn.crossval import nested_cross_validate, candidates_with_heads
-    from cookproc.learn.tuned_vectors import FoldVectors
+    from cookproc.learn.finetuned_vectors import FoldVectors
     from cookproc.supervised.keyclips import regression_candidates
 
     clips = toy_clips()
@@ -147,7 +147,7 @@ def test_regression_candidates_cover_windows_and_C_and_read_each_folds_own_vecto
     fold, inner = clip_folds(make_folds(clips, 3, 0, 0.25), clips)
     rng = np.random.default_rng(0)
     # Only fold 0's encoder gives informative vectors: a fold reading another fold's would show.
-    tuned = {f: FoldVectors(((labels[:, None] * 2.0 if f == 0 else 0.0) + rng.normal(size=(len(clips), 3))),
+    finetuned = {f: FoldVectors(((labels[:, None] * 2.0 if f == 0 else 0.0) + rng.normal(size=(len(clips), 3))),
                             np.zeros(len(clips))) for f in range(3)}
     sentences = ["same words"] * len(clips)
 
@@ -155,7 +155,7 @@ def test_regression_candidates_cover_windows_and_C_and_read_each_folds_own_vecto
         return np.hstack([embeddings] * (window + 1))
 
     fits = regression_candidates(design, sentences, labels, windows=[0, 2], Cs=[0.1, 1.0], ngram_max=1, min_df=1,
-                                 tuned=tuned, fold=fold)
+                                 finetuned=finetuned, fold=fold)
     assert [s for s, _ in fits] == [{"context_window": 0, "C": 0.1}, {"context_window": 0, "C": 1.0},
                                     {"context_window": 2, "C": 0.1}, {"context_window": 2, "C": 1.0}]
     result = nested_cross_validate(fold, inner, labels, candidates_with_heads(fits, fold, None, [0.0]), ["f1"],
@@ -165,5 +165,5 @@ def test_regression_candidates_cover_windows_and_C_and_read_each_folds_own_vecto
     auc = {f: (lambda s, y: (s[y][:, None] > s[~y][None, :]).mean())(result.score[fold == f], labels[fold == f])
            for f in range(3)}
     assert auc[0] > 0.9 and max(auc[1], auc[2]) < 0.75
-    with pytest.raises(ValueError, match="either frozen or per-fold tuned vectors"):
+    with pytest.raises(ValueError, match="either frozen or per-fold finetuned vectors"):
         regression_candidates(design, sentences, labels, windows=[0], Cs=[1.0], ngram_max=1, min_df=1)

@@ -97,7 +97,7 @@ def test_the_papers_counting_is_the_oracle_f1_times_one_constant():
 
 
 def test_seeds_of_names_how_each_systems_rows_were_obtained():
-    config = {"keyclips": {"neural": {"seeds": [0, 1, 2]}}, "srl": {"seed": 13},
+    config = {"keyclips": {"neural": {"seeds": [0, 1, 2]}}, "srl": {"tagger": {"seed": 13}},
               "supervised": {"keyclips": {"encoder": {"seed": 5}}, "tuples": {"seed": 7}}}
     runs = ["neural-text"]
     assert seeds_of("neural-text", "keyclips", config, runs) == "mean over seeds 0, 1, 2"

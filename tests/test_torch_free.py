@@ -38,7 +38,7 @@ TORCH_FREE = (
     "cookproc.keyclips.summary",
     "cookproc.keyclips.tfidf",
     "cookproc.learn.thresholds",
-    "cookproc.learn.tuned_vectors",
+    "cookproc.learn.finetuned_vectors",
     "cookproc.learn.artifact",
     # The supervised stage.
     "cookproc.supervised",
@@ -70,7 +70,7 @@ TORCH_FREE = (
     "cookproc.evaluation.metrics",
     "cookproc.srl",
     "cookproc.srl.baselines",
-    "cookproc.srl.frames",
+    "cookproc.srl.parses",
     "cookproc.evaluation.tables",
     "cookproc.data.wordnet",
     # Procedure documents and their report and corpus pages (the extractors that fill them need torch).

@@ -13,7 +13,7 @@ from cookproc.core.errors import InputError
 from cookproc.core.parquet_io import write_parquet
 from cookproc.learn.folds import clip_folds, make_folds
 from cookproc.learn.sentence_vectors import text_features_schema, text_features_table
-from cookproc.srl.frames import SRL_FRAMES
+from cookproc.srl.parses import SRL_PARSES
 from cookproc.supervised import deploy
 from test_supervised import LEXICON, PARAMS, lemma
 from test_verb_classifier import CLASSIFIER, unsaid_verb_clips
@@ -24,7 +24,7 @@ SETTINGS = PARAMS | {"verb_classifier": CLASSIFIER, "prior_verbs": 0}
 def _artifact(tmp_path, clips, settings=SETTINGS, vectors=True):
     fold, inner = clip_folds(make_folds(clips, 4, 0, 0.25), clips)
     srl = tmp_path / "srl.parquet"
-    write_parquet(SRL_FRAMES.empty_table(), srl, SRL_FRAMES)
+    write_parquet(SRL_PARSES.empty_table(), srl, SRL_PARSES)
     vectors_path = None
     if vectors:
         vectors_path = tmp_path / "vectors.parquet"
@@ -175,7 +175,7 @@ def test_procedures_take_verbs_and_arguments_from_the_artifact_and_need_a_select
     settings = ProcedureSettings(segmentation="auto", max_clip_s=15.0, drop_sound_tags=True, extractor="srl-heur",
                                  srl_backend="spacy", tagger_model=None, device="cpu", lowercase=True,
                                  keyclip_model=None, tuple_model=str(path))
-    with pytest.raises(ValueError, match="needs user.keyclip_model"):
+    with pytest.raises(ValueError, match="needs procedures.keyclip_model"):
         load_extractor(settings, LEXICON)
 
 

@@ -65,7 +65,7 @@ def test_device_resolution():
 
 
 def test_no_checkpoint_is_a_clear_error_never_random_weights():
-    with pytest.raises(ValueError, match=r"visual\.resnet\.checkpoint.*never used silently"):
+    with pytest.raises(ValueError, match=r"video\.resnet\.checkpoint.*never used silently"):
         load_resnet50(None)
     with pytest.raises(InputError, match="checkpoint file not found"):
         load_resnet50("/nonexistent/resnet50.pth")

@@ -96,7 +96,7 @@ def test_block_shift_place_loads(tmp_path):
 
 
 def test_bad_checkpoints_fail_clearly(tmp_path, small_checkpoint):
-    with pytest.raises(ValueError, match=r"visual\.tsm\.checkpoint"):
+    with pytest.raises(ValueError, match=r"video\.tsm\.checkpoint"):
         load_epic_tsm(None)
     with pytest.raises(InputError, match="trained with segment_count=3, but 8 was configured"):
         load_epic_tsm(small_checkpoint, expected_segments=8)

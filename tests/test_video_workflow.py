@@ -88,7 +88,7 @@ def visual_config(assets, **overrides):
                 "batch_size": 4},
     }
     config.update(overrides)
-    return {"visual": config}
+    return {"video": config}
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +96,8 @@ def finished(assets):
     workdir = make_workdir(assets["base"] / "run", assets["upstream"], visual_config(assets))
     for video_id, seconds in VIDEO_SECONDS.items():
         make_video(workdir / "data" / "videos" / f"{video_id}.mp4", n_frames=seconds * FPS, fps=FPS)
-    run_snakemake(assets["snakefile"], workdir, "results/features/frames/resnet50.parquet", "visual_all",
-                  "results/visual/tsm/upstream.parquet")
+    run_snakemake(assets["snakefile"], workdir, "results/features/frames/resnet50.parquet", "video_all",
+                  "results/video/tsm/upstream.parquet")
     return workdir
 
 
@@ -116,17 +116,17 @@ def test_frame_features_for_every_clip_of_the_decoded_videos(finished):
 
 
 def test_own_tsm_labels_every_segment_and_aligns_to_every_clip(finished):
-    tsm = read_parquet(finished / "results/visual/tsm/tsm.parquet", TSM_SEGMENTS).to_pylist()
+    tsm = read_parquet(finished / "results/video/tsm/tsm.parquet", TSM_SEGMENTS).to_pylist()
     for video_id, seconds in VIDEO_SECONDS.items():
         mine = [r for r in tsm if r["video_id"] == video_id]
         assert len(mine) == 2 * -(-seconds // 5)  # top-2 of every 5-s segment
         assert max(r["end_s"] for r in mine) == pytest.approx(seconds)
     assert {r["verb_key"] for r in tsm} <= {key for _, key, _ in EPIC_VERBS}
-    aligned = read_parquet(finished / "results/visual/aligned/tsm.parquet", ALIGNED_SEGMENTS)
+    aligned = read_parquet(finished / "results/video/aligned/tsm.parquet", ALIGNED_SEGMENTS)
     hit = set(zip(aligned.column("video_id").to_pylist(), aligned.column("clip_idx").to_pylist()))
     assert hit == {(v, c) for v in VIDEO_SECONDS for c in range(len(VIDEOS[v][1]))}
-    assert (finished / "results/visual/aligned/tsm.paper.parquet").exists()
-    imported = read_parquet(finished / "results/visual/tsm/upstream.parquet", TSM_SEGMENTS)
+    assert (finished / "results/video/aligned/tsm.paper.parquet").exists()
+    imported = read_parquet(finished / "results/video/tsm/upstream.parquet", TSM_SEGMENTS)
     assert set(imported.column("video_id").to_pylist()) == set(VIDEOS) | {"vidExtra005", "vidExtra006"}
 
 
@@ -148,17 +148,17 @@ def test_missing_video_fails_its_job_and_a_skipped_one_is_reported(assets):
     ids = ["vidPizza002", "vidSoup0004"]
     workdir = make_workdir(assets["base"] / "bad", assets["upstream"], visual_config(assets, video_ids=ids))
     make_video(workdir / "data" / "videos" / "vidSoup0004.mp4", n_frames=64, fps=FPS)
-    proc = run_snakemake(assets["snakefile"], workdir, "results/visual/tsm/videos/vidPizza002.parquet", check=False)
+    proc = run_snakemake(assets["snakefile"], workdir, "results/video/tsm/videos/vidPizza002.parquet", check=False)
     assert proc.returncode != 0
     log = (workdir / "logs/video/video_tsm/vidPizza002.log").read_text()
     assert "video 'vidPizza002' not found (looked for vidPizza002.mp4" in log
 
     (workdir / "data" / "videos" / "vidPizza002.mp4").write_bytes(b"\x00garbage" * 200)
     skip = make_workdir(workdir, assets["upstream"], visual_config(assets, video_ids=ids, skip_bad_videos=True))
-    run_snakemake(assets["snakefile"], skip, "results/visual/tsm/tsm.parquet")
-    with open(skip / "results/visual/tsm/tsm.skipped.tsv", newline="") as handle:
+    run_snakemake(assets["snakefile"], skip, "results/video/tsm/tsm.parquet")
+    with open(skip / "results/video/tsm/tsm.skipped.tsv", newline="") as handle:
         report = list(csv.DictReader(handle, delimiter="\t"))
     assert [(r["video_id"], r["status"]) for r in report] == [("vidPizza002", "skipped")]
     assert "vidPizza002.mp4: cannot open video" in report[0]["reason"]
-    videos = set(pq.read_table(skip / "results/visual/tsm/tsm.parquet").column("video_id").to_pylist())
+    videos = set(pq.read_table(skip / "results/video/tsm/tsm.parquet").column("video_id").to_pylist())
     assert videos == {"vidSoup0004"}

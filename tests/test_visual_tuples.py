@@ -201,7 +201,7 @@ def test_tuned_tie_key_lands_on_the_published_visual_cells(mirror):
     """Upstream TSM predictions, paper variant, oracle key clips, with the default tie key.
 
     This pins a tuned constant, not a reproduction: the four visual-only cells depend on the tie
-    order, and ``visual.paper.tie_key`` ("71") was chosen among keys 0..399 as the first that lands
+    order, and ``video.paper.tie_key`` ("71") was chosen among keys 0..399 as the first that lands
     on all four published cells, so their equality here is by construction. The honest claim is
     weaker: the published cells lie within upstream's own PYTHONHASHSEED range (its set-order ties
     give visual-only verbs fuzzy F1 31.2-33.3 over 18 seeds). Oracle fusion keeps every member word

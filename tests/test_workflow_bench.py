@@ -16,11 +16,11 @@ def _bench():
 # one fails to finish within the log.
 LOG = """\
 [Wed Dec  2 13:43:27 2026]
-localrule srl_corpus:
+localrule srl_training_data:
     input: ../shared/data/propbank-ewt
-    log: logs/srl/srl_corpus.log
+    log: logs/srl/srl_training_data.log
     jobid: 10
-    reason: Missing output files: results/srl/corpus/ewt.parquet
+    reason: Missing output files: results/srl/training_data/ewt.parquet
 Shell command: None
 
 [Wed Dec  2 13:43:27 2026]
@@ -30,7 +30,7 @@ rule report_errors_keyclips:
     wildcards: system=tfidf-lr
     resources: tmpdir=/tmp
 [Wed Dec  2 13:43:29 2026]
-Finished jobid: 10 (Rule: srl_corpus)
+Finished jobid: 10 (Rule: srl_training_data)
 1 of 3 steps (33%) done
 
 [Wed Dec  2 13:43:30 2026]
@@ -44,13 +44,13 @@ Finished jobid: 45 (Rule: report_errors_keyclips)
 
 def test_job_wall_times_pairs_each_finish_with_its_own_start():
     times = _bench().job_wall_times(LOG)
-    assert times == [("report_errors_keyclips (system=tfidf-lr)", 17 * 60 + 38.0), ("srl_corpus", 2.0)]
+    assert times == [("report_errors_keyclips (system=tfidf-lr)", 17 * 60 + 38.0), ("srl_training_data", 2.0)]
 
 
 def test_job_wall_times_reads_two_digit_days_and_ignores_lines_outside_jobs():
     log = LOG.replace("Dec  2", "Dec 12") + "Finished jobid: 99 (Rule: unknown)\n"
     assert [name for name, _ in _bench().job_wall_times(log)] == [
-        "report_errors_keyclips (system=tfidf-lr)", "srl_corpus"]
+        "report_errors_keyclips (system=tfidf-lr)", "srl_training_data"]
 
 
 def test_writing_the_report_keeps_the_pages_other_sections():

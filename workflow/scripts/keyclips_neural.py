@@ -10,7 +10,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.keyclips.neural import net_candidates, run_nested_neural, set_torch_threads
     from cookproc.learn.sentence_vectors import clip_text_features
     from cookproc.keyclips.train import KeyClipTrainConfig
-    from cookproc.learn.tuned_vectors import read_tuned_vectors
+    from cookproc.learn.finetuned_vectors import read_finetuned_vectors
     from cookproc.core.parquet_io import atomic_write_text, write_parquet
     from cookproc.core.schemas import KEYCLIPS
 
@@ -31,12 +31,12 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     lexical = candidates.get("lexical") or [p.train["lexical"]]
     threshold_metrics = candidates.get("threshold_metric") or [p.train["threshold_metric"]]
     head_weights = [0.0]
-    frozen = tuned = visual = None
-    if "tuned" in smk.input.keys():  # per-fold fine-tuned vectors (rule keyclips_finetune)
+    frozen = finetuned = visual = None
+    if "finetuned" in smk.input.keys():  # per-fold fine-tuned vectors (rule keyclips_finetune)
         folds_seen = sorted(set(folds["fold"].tolist()))
-        tuned = read_tuned_vectors(smk.input.tuned, clips, folds_seen)
+        finetuned = read_finetuned_vectors(smk.input.finetuned, clips, folds_seen)
         head_weights = candidates.get("head_weight") or [p.head_weight]
-        log.info("text input: per-fold tuned vectors of %s (folds %s)", smk.input.tuned, folds_seen)
+        log.info("text input: per-fold finetuned vectors of %s (folds %s)", smk.input.finetuned, folds_seen)
     elif variant in ("text", "full"):
         frozen = clip_text_features(smk.input.text, clips)
         log.info("text input: %d x %d from %s", *frozen.shape, smk.input.text)
@@ -50,7 +50,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
                  p.visual_source, len(visual.vectors), visual.dim, sizes.mean(), int((sizes == 0).sum()))
 
     cfg = KeyClipTrainConfig(**p.train)
-    nets = net_candidates(variant, cfg, windows, lexical, sentence_input, frozen, tuned)
+    nets = net_candidates(variant, cfg, windows, lexical, sentence_input, frozen, finetuned)
     log.info("candidates per fold: %d nets x %d head weights x %d threshold rules, chosen by %s on inner "
              "validation", len(nets), len(head_weights), len(threshold_metrics), p.selection["objective"])
     result = run_nested_neural(variant, clips, folds, nets, visual, seed, head_weights, threshold_metrics,
@@ -60,7 +60,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
                   sort_keys=["video_id", "clip_idx"])
     labels = clips["is_key"].to_numpy()
     info = {"system": system, "seed": seed, "config": p.train,
-            "tuned_vectors": smk.input.get("tuned"), "head_weight": p.get("head_weight"),
+            "finetuned_vectors": smk.input.get("finetuned"), "head_weight": p.get("head_weight"),
             "selection": p.selection, "folds": {str(k): v for k, v in result.info.items()},
             "predicted_key": int(result.is_key.sum()), "gold_key": int(labels.sum()),
             "accuracy": float((result.is_key == labels).mean())}

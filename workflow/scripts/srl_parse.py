@@ -9,7 +9,7 @@ with script_logging(snakemake) as log:
 
     from cookproc.core.parquet_io import read_parquet, write_parquet
     from cookproc.core.schemas import CLIPS
-    from cookproc.srl.frames import FRAME_KEYS, SRL_FRAMES, frame_rows
+    from cookproc.srl.parses import PARSE_KEYS, SRL_PARSES, parse_rows
 
     from cookproc.core.torch_runtime import configure_torch
 
@@ -22,9 +22,9 @@ with script_logging(snakemake) as log:
         from cookproc.srl.predict import label_with_tagger, load_tagger
 
         torch.manual_seed(0)
-        frames = label_with_tagger([c["sentence"] for c in clips], load_tagger(snakemake.input.model),
+        parses = label_with_tagger([c["sentence"] for c in clips], load_tagger(snakemake.input.model),
                                    device=snakemake.params.device)
-        by_clip = dict(zip(keys, frames))
+        by_clip = dict(zip(keys, parses))
     elif backend == "spacy":
         from cookproc.srl.predict import label_with_spacy
 
@@ -36,9 +36,9 @@ with script_logging(snakemake) as log:
         by_clip = read_allennlp(snakemake.input.json, keys)
     else:
         raise ValueError(f"unknown SRL backend {backend!r}")
-    rows = [r for key in keys for r in frame_rows(backend, key[0], key[1], by_clip.get(key, []))]
-    write_parquet(pa.Table.from_pylist(rows, schema=SRL_FRAMES), snakemake.output.frames, SRL_FRAMES,
-                  sort_keys=FRAME_KEYS)
-    n_frames = sum(len(by_clip.get(k, [])) for k in keys)
-    log.info("%s: %d clips, %d frames, %d chunks in %.1fs", backend, len(keys), n_frames, len(rows),
+    rows = [r for key in keys for r in parse_rows(backend, key[0], key[1], by_clip.get(key, []))]
+    write_parquet(pa.Table.from_pylist(rows, schema=SRL_PARSES), snakemake.output.parses, SRL_PARSES,
+                  sort_keys=PARSE_KEYS)
+    n_parses = sum(len(by_clip.get(k, [])) for k in keys)
+    log.info("%s: %d clips, %d parses, %d chunks in %.1fs", backend, len(keys), n_parses, len(rows),
              time.perf_counter() - t0)

@@ -6,13 +6,13 @@ with script_logging(snakemake) as log:
 
     from cookproc.core.parquet_io import read_parquet, write_parquet
     from cookproc.core.schemas import CLIP_KEY, CLIPS, KEYCLIPS, TUPLES
-    from cookproc.srl.frames import SRL_FRAMES, clip_frames
+    from cookproc.srl.parses import SRL_PARSES, clip_parses
     from cookproc.srl.baselines import read_lexicon_lines, system_rows
 
     system = snakemake.params.system
     clips = read_parquet(snakemake.input.clips, CLIPS).select(["video_id", "clip_idx"]).to_pylist()
     keys = [(c["video_id"], c["clip_idx"]) for c in clips]
-    parses = clip_frames(read_parquet(snakemake.input.frames, SRL_FRAMES))
+    parses = clip_parses(read_parquet(snakemake.input.parses, SRL_PARSES))
     lexicon = read_lexicon_lines(snakemake.input.lexicon) if snakemake.params.heuristics else frozenset()
     keyclips, tuples = system_rows(system, keys, parses, heuristics=snakemake.params.heuristics, lexicon=lexicon,
                                    verb_form=snakemake.params.verb_form)

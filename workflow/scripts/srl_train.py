@@ -1,4 +1,4 @@
-"""Rule train_srl: train the BIO tagger on the EWT corpus; write the model and its EWT scores."""
+"""Rule train_srl: train the BIO tagger on the EWT training data; write the model and its EWT scores."""
 from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:
@@ -8,16 +8,16 @@ with script_logging(snakemake) as log:
     import torch
 
     from cookproc.core.parquet_io import atomic_write_text, read_parquet
-    from cookproc.srl.corpus import SRL_CORPUS
+    from cookproc.srl.training_data import SRL_TRAINING_DATA
     from cookproc.srl.word_encoder import WordEncoder
     from cookproc.srl.training import TaggerTrainConfig, evaluate, prepare, save_tagger, train_ensemble
 
     p = snakemake.params
-    cfg = TaggerTrainConfig(**p.train, device=p.device, threads=snakemake.threads)
+    cfg = TaggerTrainConfig(**p.tagger, predicate_tags=p.predicate_tags, device=p.device, threads=snakemake.threads)
     from cookproc.core.torch_runtime import configure_torch
 
     configure_torch(snakemake.threads, cfg.device, deterministic=p.deterministic)
-    rows = read_parquet(snakemake.input.corpus, SRL_CORPUS).to_pylist()
+    rows = read_parquet(snakemake.input.training_data, SRL_TRAINING_DATA).to_pylist()
     t0 = time.perf_counter()
     encoder = WordEncoder(cfg.encoder, device=cfg.device)
     prep = prepare(rows, encoder)

@@ -9,7 +9,7 @@ with script_logging(snakemake) as log:
     wanted = list(snakemake.params.video_ids)
     unknown = sorted(set(wanted) - set(benchmark))
     if unknown:
-        raise ValueError(f"visual.video_ids names videos that are not in the benchmark: {unknown}")
+        raise ValueError(f"video.video_ids names videos that are not in the benchmark: {unknown}")
     videos = sorted(wanted) if wanted else benchmark
     atomic_write_text(snakemake.output[0], "".join(f"{v}\n" for v in videos))
     log.info("%d of %d benchmark videos", len(videos), len(benchmark))

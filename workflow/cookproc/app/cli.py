@@ -5,8 +5,8 @@
                               [--tuples results/models/tuples-supervised-text | none]
     cookproc inspect FILE.parquet [--lineage] [--json] [--config config.yaml]
 
-``extract`` runs the library code of rule user_procedures (:func:`cookproc.app.procedures.extract_procedure`)
-with the same settings: the defaults of the config's ``user`` section, or the settings of a
+``extract`` runs the library code of rule procedures_extract (:func:`cookproc.app.procedures.extract_procedure`)
+with the same settings: the defaults of the config's ``procedures`` section, or the settings of a
 workflow config (``--config config.yaml``), options overriding single keys. Relative paths of a
 config are read from the config's folder (the defaults' from this checkout's folder, where the
 workflow runs). The document goes to stdout, or atomically to ``--output``. Bad input stops with
@@ -66,22 +66,22 @@ def parser() -> argparse.ArgumentParser:
                          help="output format (default: from --output's extension, else md)")
     extract.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of to stdout")
     extract.add_argument("--keyclips", metavar="DIR",
-                         help="the trained key-clip selector's folder (default: the config's user.keyclip_model, "
+                         help="the trained key-clip selector's folder (default: the config's procedures.keyclip_model, "
                               "results/models/keyclips-neural-text, built by `snakemake -c2 "
                               "results/models/keyclips-neural-text`); 'none' or 'null': the SRL extractor's rule decides "
                               "(and, without --tuples, the SRL extractor gives the tuples)")
     extract.add_argument("--tuples", metavar="DIR",
                          help="a trained tuple extractor for the verbs and arguments (default: the config's "
-                              "user.tuple_model, results/models/tuples-supervised-text, built by `snakemake -c2 "
+                              "procedures.tuple_model, results/models/tuples-supervised-text, built by `snakemake -c2 "
                               "results/models/tuples-supervised-text`); 'none' or 'null': the SRL extractor (--model)")
     extract.add_argument("--model", metavar="NAME",
                          help=f"the SRL extractor of the verbs and arguments: one of {', '.join(MODELS)} (default: "
-                              "the config's user.extractor-user.srl_backend, srl-heur-spacy), used instead of the "
+                              "the config's procedures.extractor-procedures.srl_backend, srl-heur-spacy), used instead of the "
                               "trained tuple extractor unless --tuples is given; a key-clip selector's folder is "
                               "taken as --keyclips")
     extract.add_argument("--tagger-model", metavar="PATH", help="the trained SRL tagger's model file (tagger models)")
     extract.add_argument("--lexicon", metavar="PATH",
-                         help=f"cooking lexicon, one word a line (default: the config's user.lexicon, else "
+                         help=f"cooking lexicon, one word a line (default: the config's procedures.lexicon, else "
                               f"<upstream.dir>/{LEXICON_FILE})")
     extract.add_argument("--segmentation", choices=SEGMENTATIONS, help="clip cutting (default: the config's, auto)")
     extract.add_argument("--device", help="torch device of the tagger (cpu, cuda, cuda:N)")
@@ -119,7 +119,7 @@ def extract(args: argparse.Namespace) -> None:
     fmt = args.format or ("json" if args.output and args.output.endswith(".json") else "md")
 
     config, base = load_config(args.config)
-    section = dict(config["user"])
+    section = dict(config["procedures"])
     if args.model and Path(args.model, "model.json").is_file():
         args.keyclips, args.model = args.keyclips or args.model, None
     if args.model:

@@ -225,9 +225,9 @@ def limit_sentence_length(clips: Sequence[Clip], path: str | Path, *, max_chars:
         line = clip.lines[0]
         cue = f"cue {cue_of_line[line]}: " if cue_of_line and line in cue_of_line else ""
         what = (f"{cue}a sentence of {len(clip.sentence):,} characters, over the limit of {max_chars:,} "
-                "(user.max_sentence_chars)")
+                "(procedures.max_sentence_chars)")
         if action == "error":
-            raise SubtitleError(path, f"{what}; split it into sentences, or set user.long_sentences to cut", line=line)
+            raise SubtitleError(path, f"{what}; split it into sentences, or set procedures.long_sentences to cut", line=line)
         pieces = cut_long_sentence(clip, max_chars)
         warnings.append(f"{path}, line {line}: {what}: cut into {len(pieces)} clips")
         log.warning("%s", warnings[-1])

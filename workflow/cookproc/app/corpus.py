@@ -6,7 +6,7 @@ count), not to a position in the sorted file list, so adding a file changes one 
 and leaves every other shard's, and its result, as they were. Each shard's rows are exactly the
 clips of :func:`cookproc.app.procedures.procedure_documents` (validated procedure documents), so the
 dataset holds the same clips a single file gives through ``cookproc extract`` or rule
-user_procedures with the same settings.
+procedures_extract with the same settings.
 
 The dataset is a folder, hive-style: ``<dataset>/shard=00003/part-0.parquet`` per shard (each
 written by its shard's job through ``write_parquet``, so it carries its column digests), and

@@ -5,17 +5,17 @@ plugs in: an :class:`Extractor` maps a list of sentences (one per clip, in time 
 :class:`ClipExtraction` per sentence (key flag, key score, verbs, arguments and the tuples they
 come from). :func:`make_extractor` builds the configured one:
 
-* ``srl-heur`` (default): SRL frames with the paper's heuristics (role filter, frames left
+* ``srl-heur`` (default): SRL parses with the paper's heuristics (role filter, frames left
   without an argument dropped, WordNet verb lemma in the cooking lexicon), applied with
   :mod:`cookproc.srl.baselines`; a clip is key iff a frame survives; verbs are the lemmas.
 * ``srl``: every SRL frame is a tuple (the paper's "SRL w/o heuristics"); key iff a predicate.
 
 With a trained key-clip selector (``keyclip_model``, a folder of results/models/ written by
-cookproc.keyclips.deploy; the default of the workflow's ``user`` section) the selector decides
+cookproc.keyclips.deploy; the default of the workflow's ``procedures`` section) the selector decides
 which clips are key and gives each clip its key probability; the SRL extractor still gives the
 verbs and arguments (:class:`SelectedKeyClips`).
 
-Both take their frames from an SRL backend of :mod:`cookproc.srl.predict`: ``spacy`` (dependency
+Both take their parses from an SRL backend of :mod:`cookproc.srl.predict`: ``spacy`` (dependency
 rules, no training, default) or ``tagger`` (the trained BIO tagger; needs its model file). A
 built-in extractor is named ``<extractor>-<backend>`` (:data:`MODELS`, the CLI's ``--model``).
 
@@ -65,11 +65,11 @@ class Extractor(Protocol):
 
 
 # ----------------------------------------------------------------------------- SRL extractors
-FrameLabeller = Callable[[Sequence[str]], list]  # sentences -> per sentence, frames of Chunks
+FrameLabeller = Callable[[Sequence[str]], list]  # sentences -> per sentence, parses of Chunks
 
 
-def frames_to_extraction(frames: Sequence, *, heuristics: bool, lexicon=frozenset(), lemma=None) -> ClipExtraction:
-    """One clip's SRL frames -> key flag and tuples, through the paper's heuristics when asked.
+def parse_to_extraction(parses: Sequence, *, heuristics: bool, lexicon=frozenset(), lemma=None) -> ClipExtraction:
+    """One clip's SRL parses -> key flag and tuples, through the paper's heuristics when asked.
 
     Uses the filters of :mod:`cookproc.srl.baselines` frame by frame (rather than its flat
     ``with_heuristics``) so that each surviving frame stays one tuple.
@@ -80,14 +80,14 @@ def frames_to_extraction(frames: Sequence, *, heuristics: bool, lexicon=frozense
         if lemma is None:
             from cookproc.data.wordnet import verb_lemma as lemma
         kept = []
-        for frame in frames:
+        for frame in parses:
             filtered = baselines.filter_roles(frame)
             if filtered is not None:
                 filtered = baselines.filter_lexicon(filtered, lexicon, lemma)
             if filtered is not None:
                 kept.append(filtered)
     else:
-        kept = [list(frame) for frame in frames]
+        kept = [list(frame) for frame in parses]
     verbs, args = baselines.verbs_and_args(kept)
     tuples = []
     for frame in kept:
@@ -99,7 +99,7 @@ def frames_to_extraction(frames: Sequence, *, heuristics: bool, lexicon=frozense
 
 @dataclass
 class SRLExtractor:
-    """SRL frames from a backend, with or without the paper's heuristics."""
+    """SRL parses from a backend, with or without the paper's heuristics."""
 
     name: str
     labeller: FrameLabeller
@@ -117,7 +117,7 @@ class SRLExtractor:
         texts = [s.lower() if self.lowercase else s for s in sentences]
         t0 = time.perf_counter()
         out: list[ClipExtraction] = []
-        # In chunks, so that long inputs report progress; a sentence's frames do not depend on the
+        # In chunks, so that long inputs report progress; a sentence's parses do not depend on the
         # other sentences of its batch (tests/test_corpus.py: 1 shard and 3 shards agree).
         for start in range(0, len(texts), CHUNK_SENTENCES):
             chunk = texts[start:start + CHUNK_SENTENCES]
@@ -125,7 +125,7 @@ class SRLExtractor:
             if len(labelled) != len(chunk):
                 raise RuntimeError(f"{self.name}: the SRL backend returned {len(labelled)} results for "
                                    f"{len(chunk)} sentences")
-            out += [frames_to_extraction(f, heuristics=self.heuristics, lexicon=self.lexicon) for f in labelled]
+            out += [parse_to_extraction(f, heuristics=self.heuristics, lexicon=self.lexicon) for f in labelled]
             if progress is not None:
                 progress(len(chunk), len(texts))
         log.info("%s: labelled %d sentences in %.1f s", self.name, len(texts), time.perf_counter() - t0)
@@ -195,25 +195,25 @@ class SupervisedTuples:
 
     def extract(self, sentences: Sequence[str], progress: ProgressCallback | None = None,
                 videos: Sequence | None = None) -> list[ClipExtraction]:
-        from cookproc.srl.frames import frame_rows
+        from cookproc.srl.parses import parse_rows
 
         texts = [s.lower() if self.lowercase else s for s in sentences]
         videos = [0] * len(texts) if videos is None else list(videos)
         if len(videos) != len(texts):
             raise ValueError(f"{len(videos)} video ids for {len(texts)} sentences")
         t0 = time.perf_counter()
-        frames: list[list[list[dict]]] = []
+        parses: list[list[list[dict]]] = []
         for start in range(0, len(texts), CHUNK_SENTENCES):
             chunk = texts[start:start + CHUNK_SENTENCES]
-            for offset, clip_frames in enumerate(self.labeller(chunk)):
-                # As the training clips' frames were read back from their table (clipfeatures.read_srl).
-                rows = frame_rows(self.model.srl_backend, "", start + offset, clip_frames)
+            for offset, clip_parses in enumerate(self.labeller(chunk)):
+                # As the training clips' parses were read back from their table (clipfeatures.read_srl).
+                rows = parse_rows(self.model.srl_backend, "", start + offset, clip_parses)
                 by_frame: dict[int, list[dict]] = {}
                 for row in rows:
                     by_frame.setdefault(row["frame_idx"], []).append(
                         {"role": row["role"], "text": row["text"], "lemma": row["predicate_lemma"],
                          "start": row["token_start"], "end": row["token_end"]})
-                frames.append([by_frame[f] for f in sorted(by_frame)])
+                parses.append([by_frame[f] for f in sorted(by_frame)])
             if progress is not None:
                 progress(len(chunk), len(texts))
         vectors = None
@@ -224,7 +224,7 @@ class SupervisedTuples:
             encoder = load_sentence_encoder(spec["path"], pooling=spec["pooling"], max_length=spec["max_length"],
                                             device=self.device)
             vectors = embed_sentences(texts, encoder, batch_size=spec["batch_size"])
-        verbs, args = self.model.extract(texts, videos, frames, vectors)
+        verbs, args = self.model.extract(texts, videos, parses, vectors)
         log.info("%s: %d sentences in %.1f s", self.name, len(texts), time.perf_counter() - t0)
         return [ClipExtraction(bool(v or a), None, list(v), list(a), [ProcedureTuple(x, tuple(a)) for x in v])
                 for v, a in zip(verbs, args)]
@@ -256,7 +256,7 @@ def video_chunks(videos: Sequence, size: int) -> list[tuple[int, int]]:
 
 
 def srl_labeller(backend: str, *, tagger_model: str | Path | None = None, device: str = "cpu") -> FrameLabeller:
-    """Sentences -> frames with one of the backends of :mod:`cookproc.srl.predict`."""
+    """Sentences -> parses with one of the backends of :mod:`cookproc.srl.predict`."""
     if backend == "spacy":
         def label_with_spacy(texts):
             # Imported on first use (torch, spaCy): a bad input file fails before these load.
@@ -267,7 +267,7 @@ def srl_labeller(backend: str, *, tagger_model: str | Path | None = None, device
         return label_with_spacy
     if backend == "tagger":
         if not tagger_model:
-            raise ValueError("user.srl_backend is 'tagger' but user.tagger_model is not set: give the trained "
+            raise ValueError("procedures.srl_backend is 'tagger' but procedures.tagger_model is not set: give the trained "
                              "tagger's model file, or use the 'spacy' backend")
         from cookproc.srl import predict
 

@@ -74,7 +74,7 @@ def check_language(path: str | Path, sentences: Sequence[str], *, expected: str 
     what = (f"the text looks like {language_name(code)} (probability {confidence:.2f}), not {language_name(expected)}: "
             "the extractors and key-clip models were trained on English cooking transcripts")
     if action == "error":
-        raise InputError(path, f"{what}; translate the subtitles, or set user.other_language to warn to extract anyway")
-    record["warning"] = f"{path}: {what}, so expect few or no key clips (user.other_language: error refuses such files)"
+        raise InputError(path, f"{what}; translate the subtitles, or set procedures.other_language to warn to extract anyway")
+    record["warning"] = f"{path}: {what}, so expect few or no key clips (procedures.other_language: error refuses such files)"
     log.warning("%s", record["warning"])
     return record

@@ -14,7 +14,7 @@ def load_tuple_model(path: str | Path, device: str = "cpu", lowercase: bool = Tr
 
     if not Path(path).exists():
         raise InputError(path, "no trained tuple extractor here: build it with `snakemake -c2 "
-                               f"{path}` (it trains on the benchmark), or set user.tuple_model to null "
+                               f"{path}` (it trains on the benchmark), or set procedures.tuple_model to null "
                                "(cookproc extract: --tuples none) for the SRL extractor")
     from cookproc.supervised.deploy import TupleExtractor
 
@@ -30,7 +30,7 @@ def load_selector(path: str | Path, device: str = "cpu"):
 
     if not Path(path).exists():
         raise InputError(path, "no trained key-clip selector here: build it with `snakemake -c2 "
-                               f"{path}` (it trains on the benchmark), or set user.keyclip_model and user.tuple_model to "
+                               f"{path}` (it trains on the benchmark), or set procedures.keyclip_model and procedures.tuple_model to "
                                "null (cookproc extract: --keyclips none) to let the SRL extractor's rule decide")
     from cookproc.keyclips.deploy import KeyClipSelector
 

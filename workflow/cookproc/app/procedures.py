@@ -1,7 +1,7 @@
 """Procedures from a user's own timed sentences: key clips and tuples, as JSON and Markdown.
 
-How a file becomes a procedure document, as rule user_procedures, the corpus rules and the
-``cookproc`` command run it: the settings (:class:`ProcedureSettings`, the config's ``user``
+How a file becomes a procedure document, as rule procedures_extract, the corpus rules and the
+``cookproc`` command run it: the settings (:class:`ProcedureSettings`, the config's ``procedures``
 section); the file read into clips (:mod:`cookproc.app.subtitles`); the configured extractor
 (:mod:`cookproc.app.extractors`), with the trained models it needs (:mod:`cookproc.app.models`);
 the video probed when given (:mod:`cookproc.app.video_probe`); and the document filled
@@ -27,8 +27,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ProcedureSettings:
-    """How a file becomes a procedure: the keys of the config's ``user`` section
-    (workflow/schemas/config/user.schema.yaml), shared by rule user_procedures, the corpus rules
+    """How a file becomes a procedure: the keys of the config's ``procedures`` section
+    (workflow/schemas/config/procedures.schema.yaml), shared by rule procedures_extract, the corpus rules
     and the ``cookproc`` command, so that all three give the same document for the same file."""
 
     segmentation: str
@@ -42,7 +42,7 @@ class ProcedureSettings:
     keyclip_model: str | None = None  # a trained key-clip selector's folder; None: the extractor's rule
     tuple_model: str | None = None  # a trained tuple extractor's folder; None: the SRL extractor
     # How input is checked (cookproc.app.subtitles.read_subtitles, cookproc.app.language): the defaults of
-    # the user section.
+    # the procedures section.
     rolling_captions: str = "auto"
     max_sentence_chars: int = 2000
     long_sentences: str = "cut"
@@ -51,7 +51,7 @@ class ProcedureSettings:
 
     @classmethod
     def from_config(cls, section: dict) -> "ProcedureSettings":
-        """From the ``user`` section (or a rule's params of the same names); other keys ignored, keys
+        """From the ``procedures`` section (or a rule's params of the same names); other keys ignored, keys
         with a default optional."""
         return cls(**{name: section[name] for name in cls.__dataclass_fields__ if name in section
                       or cls.__dataclass_fields__[name].default is dataclasses.MISSING})
@@ -60,8 +60,8 @@ class ProcedureSettings:
 
 def load_extractor(settings: ProcedureSettings, lexicon: frozenset[str]) -> Extractor:
     if settings.tuple_model and not settings.keyclip_model:
-        raise ValueError("user.tuple_model gives verbs and arguments for every clip and has no key-clip rule: it "
-                         "needs user.keyclip_model (cookproc extract: --keyclips DIR); or set user.tuple_model to "
+        raise ValueError("procedures.tuple_model gives verbs and arguments for every clip and has no key-clip rule: it "
+                         "needs procedures.keyclip_model (cookproc extract: --keyclips DIR); or set procedures.tuple_model to "
                          "null too, for the SRL extractor and its rule")
     # The selector first: when neither model is built, its message comes first.
     selector = load_selector(settings.keyclip_model, settings.device) if settings.keyclip_model else None
@@ -117,7 +117,7 @@ def extract_procedure(source: str | Path, settings: ProcedureSettings, *, lexico
                       name: str | None = None, video: str | Path | None = None,
                       progress: ProgressCallback | None = None) -> dict:
     """The procedure document of one subtitle / transcript file (and its optional video): what
-    rule user_procedures and ``cookproc extract`` both run."""
+    rule procedures_extract and ``cookproc extract`` both run."""
     video_meta = video_info(video) if video else None
     if video_meta:
         log.info("video %s: %.1f s, %dx%d", video_meta["path"], video_meta["duration_s"], video_meta["width"],

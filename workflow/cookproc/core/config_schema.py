@@ -30,6 +30,21 @@ SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "schemas"
 CONFIG_SCHEMA = SCHEMAS_DIR / "config.schema.yaml"
 #: How much of an offending value a message shows.
 SHOWN_CHARS = 120
+#: Config keys renamed by issue 38 (old dotted key -> new one): a config that still has an old key
+#: is refused naming both, rather than as an unknown key.
+RENAMED_KEYS = {
+    "visual": "video",
+    "user": "procedures",
+    "keyclips.neural.lr": "keyclips.neural.learning_rate",
+    "keyclips.neural.finetune.lr": "keyclips.neural.finetune.learning_rate",
+    "keyclips.neural.finetune.head_lr": "keyclips.neural.finetune.head_learning_rate",
+    "supervised.keyclips.tuned_vectors": "supervised.keyclips.finetuned_vectors",
+    "supervised.keyclips.encoder.finetune.lr": "supervised.keyclips.encoder.finetune.learning_rate",
+    "supervised.keyclips.encoder.finetune.head_lr": "supervised.keyclips.encoder.finetune.head_learning_rate",
+    **{f"srl.{key}": f"srl.tagger.{key}"
+       for key in ("encoder", "epochs", "ensemble", "average_checkpoints", "batch_size", "learning_rate", "hidden",
+                   "projection", "dropout", "max_train_words", "seed")},
+}
 
 
 class ConfigError(ValueError):
@@ -66,9 +81,9 @@ def load_config_file(path: str | os.PathLike) -> dict:
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {_cut(exc)}") from None
     if data is None:
-        raise ConfigError(f"{path}: the file is empty; expected config sections (such as `user:`) at the top level")
+        raise ConfigError(f"{path}: the file is empty; expected config sections (such as `procedures:`) at the top level")
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected config sections (such as `user:`) at the top level, "
+        raise ConfigError(f"{path}: expected config sections (such as `procedures:`) at the top level, "
                           f"got a {'list' if isinstance(data, list) else type(data).__name__}")
     return data
 
@@ -180,6 +195,8 @@ def validate_config(config: dict, schema: Path = CONFIG_SCHEMA, *, store=None, w
     if not isinstance(config, dict):
         raise ConfigError(f"config key {'.'.join(where) or '(top level)'}: expected a mapping of keys, "
                           f"got {_cut(repr(config))}", where)
+    if not where:
+        check_renamed_keys(config)
     key = _store_key(config, schema) if store is not None else None
     filled = store.get(key) if key is not None else None
     if filled is not None:
@@ -195,6 +212,14 @@ def validate_config(config: dict, schema: Path = CONFIG_SCHEMA, *, store=None, w
         store.put(key, stored)
         store.save()
     return config
+
+
+def check_renamed_keys(config: dict) -> None:
+    """A :class:`ConfigError` naming the first old key of :data:`RENAMED_KEYS` that ``config`` still
+    has and its new name (the caller adds the file and line, as for any bad key)."""
+    for old, new in RENAMED_KEYS.items():
+        if _holds(config, old.split(".")):
+            raise ConfigError(f"config key {old} was renamed to {new}", old.split("."))
 
 
 def _store_key(config: dict, schema: Path) -> str | None:
@@ -223,7 +248,7 @@ _SCALAR_TYPES = {"integer": int, "number": (int, float), "boolean": bool}
 def coerce_command_line_values(config: dict, schema: Path = CONFIG_SCHEMA, where: str = "") -> None:
     """Turn strings where the schema wants a number or a boolean into that value (in place).
 
-    ``snakemake --config 'user={max_clip_s: 5}'`` hands the workflow the string '5'; a string that
+    ``snakemake --config 'procedures={max_clip_s: 5}'`` hands the workflow the string '5'; a string that
     reads as the wanted type is taken as it, any other is refused with the key, the value and the
     way out (a config file keeps YAML's types)."""
     schema = Path(schema)

@@ -77,7 +77,7 @@ def seeds_of(system: str, kind: str, config: Mapping, seed_run_systems: Sequence
     if system in ("supervised", "supervised-text"):
         return seeds_label([config["supervised"]["tuples"]["seed"]])
     if re.fullmatch(r"srl-.*-tagger", system):
-        return seeds_label([config["srl"]["seed"]])
+        return seeds_label([config["srl"]["tagger"]["seed"]])
     if system == "tfidf-lr" or system.startswith("kiddon"):
         return "deterministic fit"
     if system.startswith("upstream-"):

@@ -2,8 +2,8 @@
 
 The neural text selector as cross-validation runs it (cookproc.keyclips.neural with fine-tuned
 sentence vectors), fitted once on all benchmark recipes: the sentence encoder's top layers are
-fine-tuned on the training recipes, the key-clip net learns on their tuned vectors (plus context
-and layout features and a term vocabulary of the training sentences), the tuned head's probability
+fine-tuned on the training recipes, the key-clip net learns on their finetuned vectors (plus context
+and layout features and a term vocabulary of the training sentences), the finetuned head's probability
 is blended in, and the decision threshold is chosen on the inner-validation recipes (the folds
 file's ``inner_val`` flag, as every cross-validation fold does), never on clips it trained on.
 
@@ -12,7 +12,7 @@ An artifact is a folder (:func:`save_selector`, read back by :meth:`KeyClipSelec
 * ``model.json``: format and version, the :class:`SelectorSpec` inference must follow, the
   workflow config that trained it, the code fingerprint and a training summary;
 * ``encoder/``: the pretrained encoder and tokenizer it started from (Hugging Face layout);
-* ``tuned_top.safetensors``: the fine-tuned top layers and head; ``net.safetensors``: the net;
+* ``finetuned_top.safetensors``: the fine-tuned top layers and head; ``net.safetensors``: the net;
 * ``vocabulary.json``: the net's terms; ``timing.json``: how long training took (every other file
   is byte-identical when the same inputs are trained again);
 * ``MODEL_CARD.md``: written beside them by the rule (:func:`model_card`).
@@ -20,7 +20,7 @@ An artifact is a folder (:func:`save_selector`, read back by :meth:`KeyClipSelec
 The folder's shape (format and version, checks on load, atomic save, the card's layout) is
 cookproc.learn.artifact's, shared with the tuple extractor.
 
-Inference runs the training code path itself (the frozen bottom, then the tuned top layers), so a
+Inference runs the training code path itself (the frozen bottom, then the finetuned top layers), so a
 clip of the benchmark gets the score it got when the selector was trained.
 """
 from __future__ import annotations
@@ -43,8 +43,8 @@ from cookproc.learn.artifact import (DeployedModel, ModelFormat, card_text, mark
                                      training_clips, training_split, training_summary, validation_recipes)
 from cookproc.learn.crossval import blend_scores
 from cookproc.keyclips.frozen_bottom import FrozenBottom, bottom_encoder, load_bottom
-from cookproc.keyclips.finetune import (FinetuneConfig, TunedTop, train_top,
-                                        tuned_outputs)
+from cookproc.keyclips.finetune import (FinetuneConfig, FinetunedTop, train_top,
+                                        finetuned_outputs)
 from cookproc.learn.inputs import text_inputs
 from cookproc.keyclips.lexical import build_vocabulary, token_matrix
 from cookproc.keyclips.net import KeyClipNet
@@ -70,14 +70,14 @@ class SelectorSpec:
     dim: int
     hidden: int
     dropout: float
-    head_weight: float  # score = (1 - w) * net + w * tuned head
+    head_weight: float  # score = (1 - w) * net + w * finetuned head
     threshold: float  # key iff score >= threshold (chosen on the inner-validation recipes)
     threshold_metric: str
 
 
 ARTIFACT = ModelFormat("cookproc.keyclip-selector", 1, kind="key-clip selector", rule="deploy_keyclip_selector",
                        rebuild="train the selector again",
-                       files=("model.json", "encoder", "tuned_top.safetensors", "net.safetensors", "vocabulary.json"),
+                       files=("model.json", "encoder", "finetuned_top.safetensors", "net.safetensors", "vocabulary.json"),
                        required=("code", "training"), spec=SelectorSpec)
 
 
@@ -85,7 +85,7 @@ ARTIFACT = ModelFormat("cookproc.keyclip-selector", 1, kind="key-clip selector",
 class TrainedSelector:
     spec: SelectorSpec
     bottom: FrozenBottom
-    tuned: TunedTop
+    finetuned: FinetunedTop
     net: KeyClipNet
     vocabulary: dict[str, int]
     info: dict  # deterministic summary (model.json)
@@ -130,9 +130,9 @@ def train_selector(clips: pd.DataFrame, inner_val: np.ndarray, *, encoder_path: 
     sentences = clips["sentence"].astype(str).tolist()
     start = time.perf_counter()
     bottom = load_bottom(encoder_path, sentences, finetune.layers, max_length=finetune.max_length, device=device)
-    tuned, tune_info = train_top(bottom, labels, train, val, finetune, seed)
-    vectors, head = tuned_outputs(tuned, bottom, len(labels))
-    tuned_s = time.perf_counter() - start
+    finetuned, tune_info = train_top(bottom, labels, train, val, finetune, seed)
+    vectors, head = finetuned_outputs(finetuned, bottom, len(labels))
+    finetuned_s = time.perf_counter() - start
     fitted = []  # (settings, (net config, model, inputs, vocabulary, summary), validation scores)
     for window in windows:
         for lex in lexical:
@@ -164,10 +164,10 @@ def train_selector(clips: pd.DataFrame, inner_val: np.ndarray, *, encoder_path: 
                         threshold=float(threshold), threshold_metric=rule)
     # Which recipes the weights saw and which chose the settings, by name (the model card states both).
     info = {**training_summary(clips, inner_val), "seed": seed, **tune_info, **net_info, **selection}
-    seconds = {"finetune": round(tuned_s, 1), "total": round(time.perf_counter() - start, 1), "device": device}
+    seconds = {"finetune": round(finetuned_s, 1), "total": round(time.perf_counter() - start, 1), "device": device}
     log.info("trained on %d clips (%d inner-validation): threshold %.4f, %s, %s", len(train), len(val), threshold,
              {k: v for k, v in info.items() if k != "candidates"}, seconds)
-    return TrainedSelector(spec, bottom, tuned, model, vocabulary or {}, info, seconds)
+    return TrainedSelector(spec, bottom, finetuned, model, vocabulary or {}, info, seconds)
 
 
 def _save_tensors(module: torch.nn.Module, path: Path) -> None:
@@ -188,7 +188,7 @@ def save_selector(selector: TrainedSelector, out_dir: str | os.PathLike, meta: d
     with ARTIFACT.saving(out_dir, meta, card) as (tmp, _):
         selector.bottom.model.save_pretrained(tmp / "encoder")
         selector.bottom.tokenizer.save_pretrained(tmp / "encoder")
-        _save_tensors(selector.tuned, tmp / "tuned_top.safetensors")
+        _save_tensors(selector.finetuned, tmp / "finetuned_top.safetensors")
         _save_tensors(selector.net, tmp / "net.safetensors")
         (tmp / "vocabulary.json").write_text(json.dumps(selector.vocabulary, indent=0, sort_keys=True) + "\n")
         (tmp / "timing.json").write_text(json.dumps(selector.seconds, indent=1, sort_keys=True) + "\n")
@@ -201,17 +201,17 @@ read_model_json = ARTIFACT.read
 class KeyClipSelector(DeployedModel):
     """A saved selector, ready to score the clips of new transcripts.
 
-    The encoder's frozen bottom and the tuned top are built and moved to ``device`` once, when the
+    The encoder's frozen bottom and the finetuned top are built and moved to ``device`` once, when the
     selector is made: :meth:`score` (called once per chunk of a corpus) only runs them.
     """
 
-    def __init__(self, path: Path, spec: SelectorSpec, meta: dict, model, tokenizer, tuned_state: dict,
+    def __init__(self, path: Path, spec: SelectorSpec, meta: dict, model, tokenizer, finetuned_state: dict,
                  net: KeyClipNet, vocabulary: dict[str, int], device: str):
         self.path, self.spec, self.meta = path, spec, meta
-        self.model, self.tokenizer, self.tuned_state = model, tokenizer, tuned_state
+        self.model, self.tokenizer, self.finetuned_state = model, tokenizer, finetuned_state
         self.net, self.vocabulary, self.device = net, vocabulary, device
         self.bottom = bottom_encoder(model, spec.finetuned_layers).to(device)
-        self.tuned = self._tuned_top(self._frozen([]))  # checks the tuned weights' shapes too
+        self.finetuned = self._finetuned_top(self._frozen([]))  # checks the finetuned weights' shapes too
 
     def _frozen(self, sentences: Sequence[str]) -> FrozenBottom:
         return FrozenBottom(self.model, self.tokenizer, sentences, self.spec.finetuned_layers,
@@ -238,17 +238,17 @@ class KeyClipSelector(DeployedModel):
             net.load_state_dict(load_file(str(path / "net.safetensors")))
         except RuntimeError as exc:
             raise InputError(path / "net.safetensors", f"weights do not match model.json's spec: {exc}") from exc
-        tuned_state = load_file(str(path / "tuned_top.safetensors"))
-        return cls(path, spec, meta, model, tokenizer, tuned_state, net.eval(), vocabulary, device)
+        finetuned_state = load_file(str(path / "finetuned_top.safetensors"))
+        return cls(path, spec, meta, model, tokenizer, finetuned_state, net.eval(), vocabulary, device)
 
-    def _tuned_top(self, bottom: FrozenBottom) -> TunedTop:
-        tuned = TunedTop(bottom.top(), self.spec.hidden_size)
+    def _finetuned_top(self, bottom: FrozenBottom) -> FinetunedTop:
+        finetuned = FinetunedTop(bottom.top(), self.spec.hidden_size)
         try:
-            tuned.load_state_dict(self.tuned_state)
+            finetuned.load_state_dict(self.finetuned_state)
         except RuntimeError as exc:
-            raise InputError(self.path / "tuned_top.safetensors",
+            raise InputError(self.path / "finetuned_top.safetensors",
                              f"weights do not match the encoder and model.json's spec: {exc}") from exc
-        return tuned.to(self.device)
+        return finetuned.to(self.device)
 
     def score(self, clips: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """Key-clip probability and decision of each clip. ``clips``: ``video_id``, ``clip_idx`` and
@@ -259,7 +259,7 @@ class KeyClipSelector(DeployedModel):
             raise ValueError("the clips of each video must be consecutive rows")
         sentences = clips["sentence"].astype(str).tolist()
         bottom = self._frozen(sentences)
-        vectors, head = tuned_outputs(self.tuned, bottom, len(sentences))
+        vectors, head = finetuned_outputs(self.finetuned, bottom, len(sentences))
         vocabulary = self.vocabulary if self.spec.lexical else None
         data = _net_inputs(clips, vectors, self.spec.context_window, self.spec.layout_features, vocabulary,
                            np.zeros(len(sentences)))
@@ -287,11 +287,11 @@ def model_card(name: str, meta: dict, seconds: dict, cv_rows: Sequence[dict], in
     spec, training = meta["spec"], meta["training"]
     intro = ("Key-clip selector of the cookproc workflow (the neural text variant, `neural-text` in Table 4): the "
              f"top {spec['finetuned_layers']} layers of the sentence encoder fine-tuned on key-clip labels, a "
-             "key-clip net over the tuned sentence vectors with "
+             "key-clip net over the finetuned sentence vectors with "
              f"{spec['context_window']} neighbouring sentence(s) each side"
              + (", the clip's position in the video" if spec["layout_features"] else "")
              + (" and a term vocabulary" if spec["lexical"] else "")
-             + f", blended with the tuned encoder's head (weight {spec['head_weight']}).")
+             + f", blended with the finetuned encoder's head (weight {spec['head_weight']}).")
     data = (f"{training_clips(training)}, in two parts. The weights (fine-tuned encoder layers, head and net) were "
             f"fitted on the {training_split(training)} (the folds file's `inner_val` flag) trained no weight: they "
             "chose the early-stopping epoch, the settings among the configured candidates, if any, and the decision "
@@ -322,7 +322,7 @@ def model_card(name: str, meta: dict, seconds: dict, cv_rows: Sequence[dict], in
                "config, not selected on inner-validation recipes. " + fixed)
     scores.append(no_held_out_score("this very model") + " " + how)
     use = (f"`cookproc extract talk.vtt --keyclips {meta.get('path', 'results/models/' + name)}`, or the "
-           "workflow's `user.keyclip_model` (results/procedures/<name>.md). Clips must be cut as in training: "
+           "workflow's `procedures.keyclip_model` (results/procedures/<name>.md). Clips must be cut as in training: "
            "one transcript sentence, or one cue of unpunctuated captions.")
     provenance = (f"Format {meta['format']} version {meta['format_version']}; code fingerprint `{meta['code']}`; the "
                   "workflow settings used are in model.json (`config`), the scores above in its `crossval`.")

@@ -8,8 +8,8 @@ own copy of the top layers plus a linear head on its training recipes (AdamW, li
 batches of similar length drawn from shuffled chunks). The epoch with the lowest inner-validation
 loss is kept, and its mean-pooled sentence vectors for all clips replace the frozen ones as the
 key-clip net's ``s`` (cookproc.keyclips.neural). Test clips never touch the fine-tuning. The
-vectors and the tuned head's own probabilities of every fold are one Parquet file per seed (rule
-keyclips_finetune; written and read by cookproc.learn.tuned_vectors), so the net's settings can
+vectors and the finetuned head's own probabilities of every fold are one Parquet file per seed (rule
+keyclips_finetune; written and read by cookproc.learn.finetuned_vectors), so the net's settings can
 change without fine-tuning again.
 
 On a GPU a step of these small layers is bound by kernel launches and host work, not arithmetic
@@ -33,7 +33,7 @@ from cookproc.core.torch_runtime import is_cuda
 from cookproc.learn.folds import split_indices
 from cookproc.keyclips.frozen_bottom import FrozenBottom, length_batches
 from cookproc.keyclips.sentence_encoder import mean_pool
-from cookproc.learn.tuned_vectors import FoldVectors
+from cookproc.learn.finetuned_vectors import FoldVectors
 from cookproc.core.logs import Progress
 
 log = logging.getLogger(__name__)
@@ -46,8 +46,8 @@ class FinetuneConfig:
     # differ (the schemas' defaults); the other defaults equal the schema's (tests/test_config.py).
     layers: int
     epochs: int = 1  # at most this many epochs; the one with the lowest validation loss is kept
-    lr: float = 3e-5  # peak learning rate of the encoder layers (linear decay to 0)
-    head_lr: float = 1e-3  # learning rate of the linear head
+    learning_rate: float = 3e-5  # peak learning rate of the encoder layers (linear decay to 0)
+    head_learning_rate: float = 1e-3  # learning rate of the linear head
     weight_decay: float = 0.01
     batch_size: int = 32
     max_length: int = 128  # tokens per sentence
@@ -78,7 +78,7 @@ def autocast(device: str | torch.device, mixed_precision: str):
 
 
 
-class TunedTop(nn.Module):
+class FinetunedTop(nn.Module):
     """The trainable top layers, mean pooling and a linear head (the logit of "key clip")."""
 
     def __init__(self, top: nn.Module, dim: int):
@@ -93,7 +93,7 @@ class TunedTop(nn.Module):
 
 
 @torch.no_grad()
-def _run(net: TunedTop, bottom: FrozenBottom, idx: np.ndarray, fn: str, batch_size: int = 256,
+def _run(net: FinetunedTop, bottom: FrozenBottom, idx: np.ndarray, fn: str, batch_size: int = 256,
          mixed_precision: str = "none") -> torch.Tensor:
     """``net.embed`` or ``net.forward`` (``fn``) for clips ``idx``, batched in length order, rows in ``idx``
     order (float32, on the CPU)."""
@@ -126,18 +126,18 @@ def finetune_sentence_vectors(bottom: FrozenBottom, labels: np.ndarray, train_id
                               ) -> tuple[np.ndarray, np.ndarray, dict]:
     """Fine-tune the top layers on ``train_idx`` (best epoch by ``val_idx`` loss).
 
-    Returns the tuned sentence vector of every clip, the tuned head's key-clip probability of every
+    Returns the finetuned sentence vector of every clip, the finetuned head's key-clip probability of every
     clip, and a summary (best epoch, validation loss per epoch). ``progress``: stepped once a batch
     (default: a progress of its own).
     """
     net, info = train_top(bottom, labels, train_idx, val_idx, cfg, seed, progress)
-    vectors, head = tuned_outputs(net, bottom, len(labels), cfg.mixed_precision)
+    vectors, head = finetuned_outputs(net, bottom, len(labels), cfg.mixed_precision)
     return vectors, head, info
 
 
-def tuned_outputs(net: TunedTop, bottom: FrozenBottom, n: int, mixed_precision: str = "none"
+def finetuned_outputs(net: FinetunedTop, bottom: FrozenBottom, n: int, mixed_precision: str = "none"
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Tuned sentence vectors (float32) and head probabilities (float64) of clips 0..n-1."""
+    """Finetuned sentence vectors (float32) and head probabilities (float64) of clips 0..n-1."""
     embedded = _run(net, bottom, np.arange(n), "embed", mixed_precision=mixed_precision)  # the head reads these
     with torch.no_grad():
         head = torch.sigmoid(net.head(embedded.to(bottom.device)).squeeze(-1)).cpu().double().numpy()
@@ -145,7 +145,7 @@ def tuned_outputs(net: TunedTop, bottom: FrozenBottom, n: int, mixed_precision: 
 
 
 def train_top(bottom: FrozenBottom, labels: np.ndarray, train_idx: np.ndarray, val_idx: np.ndarray,
-              cfg: FinetuneConfig, seed: int, progress: Progress | None = None) -> tuple[TunedTop, dict]:
+              cfg: FinetuneConfig, seed: int, progress: Progress | None = None) -> tuple[FinetunedTop, dict]:
     """The trained top layers and head (weights of the epoch with the lowest ``val_idx`` loss) and
     a summary: :func:`finetune_sentence_vectors` without the final pass over every clip."""
     if len(train_idx) == 0 or len(val_idx) == 0:
@@ -153,11 +153,11 @@ def train_top(bottom: FrozenBottom, labels: np.ndarray, train_idx: np.ndarray, v
     torch.manual_seed(seed)  # dropout inside the HF layers draws from the global generator
     gen = torch.Generator().manual_seed(seed)
     device = bottom.device
-    net = TunedTop(bottom.top(), bottom.hidden_size).to(device)
+    net = FinetunedTop(bottom.top(), bottom.hidden_size).to(device)
     # The fused kernel: one launch for every parameter's update on a GPU. The CPU keeps the default
     # implementation, so that CPU results stay those of every earlier run.
-    opt = torch.optim.AdamW([{"params": net.top.parameters(), "lr": cfg.lr},
-                             {"params": net.head.parameters(), "lr": cfg.head_lr}], weight_decay=cfg.weight_decay,
+    opt = torch.optim.AdamW([{"params": net.top.parameters(), "lr": cfg.learning_rate},
+                             {"params": net.head.parameters(), "lr": cfg.head_learning_rate}], weight_decay=cfg.weight_decay,
                             **({"fused": True} if is_cuda(device) else {}))
     steps = training_batches(len(train_idx), cfg)
     progress = progress or Progress("fine-tuning", steps, unit="batches", log=log)

@@ -1,6 +1,6 @@
 """The neural key-clip selector under cross-validation (torch): one variant, one seed, every fold.
 
-Builds the net's inputs per fold (its own term vocabulary, the held-out fold's tuned sentence
+Builds the net's inputs per fold (its own term vocabulary, the held-out fold's finetuned sentence
 vectors) and hands :func:`neural_fit_predict` to the torch-free driver
 (cookproc.learn.crossval.nested_cross_validate), which chooses each fold's candidate settings
 and threshold on that fold's inner-validation recipes.
@@ -21,17 +21,17 @@ from cookproc.learn.folds import clip_folds
 from cookproc.learn.inputs import VisualSets
 from cookproc.keyclips.lexical import build_vocabulary, token_matrix
 from cookproc.keyclips.train import ClipInputs, KeyClipTrainConfig, predict, train_model
-from cookproc.learn.tuned_vectors import FoldVectors
+from cookproc.learn.finetuned_vectors import FoldVectors
 
 
 @dataclass
-class TunedSentences:
+class FinetunedSentences:
     """Per-fold fine-tuned sentences (rule keyclips_finetune): fold f's vectors come from an encoder
     that never saw fold f's recipes, so they can score fold f."""
 
     folds: dict[int, FoldVectors]
     text_input: Callable[[np.ndarray], np.ndarray]  # sentence vectors of all clips -> the net's text input
-    head_weight: float = 0.0  # weight of the tuned head's own probability in the clip score
+    head_weight: float = 0.0  # weight of the finetuned head's own probability in the clip score
 
     def __post_init__(self):
         if not 0.0 <= self.head_weight <= 1.0:
@@ -39,28 +39,28 @@ class TunedSentences:
 
 
 def neural_fit_predict(variant: str, data: ClipInputs, cfg: KeyClipTrainConfig, seed: int,
-                       sentences: list[str] | None = None, tuned: TunedSentences | None = None,
+                       sentences: list[str] | None = None, finetuned: FinetunedSentences | None = None,
                        fold: np.ndarray | None = None) -> FitPredict:
     """A :data:`FitPredict` that trains the key-clip net (one seed per run, the same for every fold).
 
     With ``cfg.lexical`` (text and full variants) each fold gets a term vocabulary of its own
-    training sentences, so no test word shapes the model. With ``tuned`` (and the clips' ``fold``
-    ids) the held-out fold's tuned vectors become the text input; the tuned head's probability is
+    training sentences, so no test word shapes the model. With ``finetuned`` (and the clips' ``fold``
+    ids) the held-out fold's finetuned vectors become the text input; the finetuned head's probability is
     blended into the net's scores by :func:`run_nested_neural` (crossval.candidates_with_heads).
     """
     lexical = cfg.lexical and variant != "visual"
     if lexical and sentences is None:
         raise ValueError("lexical features need the sentences")
-    if tuned is not None and variant == "visual":
-        raise ValueError("the visual variant reads no sentences: it has no tuned sentence vectors")
-    if tuned is not None and fold is None:
-        raise ValueError("tuned sentence vectors are per fold: the clips' fold ids are needed")
+    if finetuned is not None and variant == "visual":
+        raise ValueError("the visual variant reads no sentences: it has no finetuned sentence vectors")
+    if finetuned is not None and fold is None:
+        raise ValueError("finetuned sentence vectors are per fold: the clips' fold ids are needed")
 
     def fit(train: np.ndarray, val: np.ndarray, test: np.ndarray):
         fold_data = data
-        if tuned is not None:
-            vectors = tuned.folds[held_out_fold(fold, test, tuned.folds)]
-            fold_data = fold_data.with_text(tuned.text_input(vectors.vectors))
+        if finetuned is not None:
+            vectors = finetuned.folds[held_out_fold(fold, test, finetuned.folds)]
+            fold_data = fold_data.with_text(finetuned.text_input(vectors.vectors))
         if lexical:
             vocab = build_vocabulary([sentences[i] for i in train], min_count=cfg.lexical_min_count)
             fold_data = fold_data.with_tokens(token_matrix(sentences, vocab))
@@ -87,26 +87,26 @@ def set_torch_threads(n: int) -> None:
 @dataclass
 class NetCandidate:
     """One way to build and train the net, a candidate of nested selection: its settings (recorded as
-    chosen), training config and sentence input (frozen vectors, or per-fold tuned ones)."""
+    chosen), training config and sentence input (frozen vectors, or per-fold finetuned ones)."""
 
     settings: dict
     cfg: KeyClipTrainConfig
     text: np.ndarray | None = None
-    tuned: TunedSentences | None = None
+    finetuned: FinetunedSentences | None = None
 
 
 def net_candidates(variant: str, cfg: KeyClipTrainConfig, context_windows: Sequence[int], lexical: Sequence[bool],
                    text_input: Callable[[np.ndarray, int], np.ndarray], frozen: np.ndarray | None = None,
-                   tuned: dict[int, FoldVectors] | None = None) -> list[NetCandidate]:
+                   finetuned: dict[int, FoldVectors] | None = None) -> list[NetCandidate]:
     """Every (context window, lexical features) combination for the variants that read sentences.
 
-    ``text_input(vectors, context_window)`` builds the net's sentence input; ``frozen`` or ``tuned``
+    ``text_input(vectors, context_window)`` builds the net's sentence input; ``frozen`` or ``finetuned``
     are the vectors. The visual variant reads no sentences: it has one candidate.
     """
     if variant == "visual":
         return [NetCandidate({}, cfg)]
-    if (frozen is None) == (tuned is None):
-        raise ValueError("sentence candidates need either frozen or per-fold tuned vectors")
+    if (frozen is None) == (finetuned is None):
+        raise ValueError("sentence candidates need either frozen or per-fold finetuned vectors")
     out = []
     for window in context_windows:
         for lex in lexical:
@@ -115,32 +115,32 @@ def net_candidates(variant: str, cfg: KeyClipTrainConfig, context_windows: Seque
             out.append(NetCandidate({"context_window": int(window), "lexical": bool(lex)},
                                     dataclasses.replace(cfg, lexical=bool(lex)),
                                     text=build(frozen) if frozen is not None else None,
-                                    tuned=TunedSentences(tuned, build) if tuned is not None else None))
+                                    finetuned=FinetunedSentences(finetuned, build) if finetuned is not None else None))
     return out
 
 
 def run_nested_neural(variant: str, clips: pd.DataFrame, folds: pd.DataFrame, nets: Sequence[NetCandidate],
                       visual: VisualSets | None, seed: int, head_weights: Sequence[float],
                       threshold_metrics: Sequence[str], objective: str = "f1_accuracy") -> CVResult:
-    """Cross-validate the net, each outer fold choosing among ``nets`` x ``head_weights`` (with tuned
+    """Cross-validate the net, each outer fold choosing among ``nets`` x ``head_weights`` (with finetuned
     vectors) x ``threshold_metrics`` on its inner-validation recipes (nested selection)."""
     if not nets:
         raise ValueError("no net candidates")
     fold, inner = clip_folds(folds, clips)
     labels = clips["is_key"].to_numpy().astype(bool)
     sentences = clips["sentence"].astype(str).tolist()
-    tuned_sets = {id(n.tuned.folds) for n in nets if n.tuned is not None}
-    if len(tuned_sets) > 1 or (tuned_sets and any(n.tuned is None for n in nets)):
-        raise ValueError("every net candidate must read the same per-fold tuned vectors (their heads are shared)")
+    finetuned_sets = {id(n.finetuned.folds) for n in nets if n.finetuned is not None}
+    if len(finetuned_sets) > 1 or (finetuned_sets and any(n.finetuned is None for n in nets)):
+        raise ValueError("every net candidate must read the same per-fold finetuned vectors (their heads are shared)")
     fits = []
     for net in nets:
         text = net.text
-        if net.tuned is not None:  # a placeholder of the right width; every fold replaces it with its tuned vectors
-            some = next(iter(net.tuned.folds.values()))
-            text = net.tuned.text_input(np.zeros_like(some.vectors))
+        if net.finetuned is not None:  # a placeholder of the right width; every fold replaces it with its finetuned vectors
+            some = next(iter(net.finetuned.folds.values()))
+            text = net.finetuned.text_input(np.zeros_like(some.vectors))
         data = neural_inputs(variant, text, visual, labels)
-        fits.append((net.settings, neural_fit_predict(variant, data, net.cfg, seed, sentences, net.tuned, fold)))
-    heads = ({f: v.head for f, v in nets[0].tuned.folds.items()} if nets[0].tuned is not None else None)
+        fits.append((net.settings, neural_fit_predict(variant, data, net.cfg, seed, sentences, net.finetuned, fold)))
+    heads = ({f: v.head for f, v in nets[0].finetuned.folds.items()} if nets[0].finetuned is not None else None)
     candidates = candidates_with_heads(fits, fold, heads, head_weights)
     return nested_cross_validate(fold, inner, labels, candidates, threshold_metrics,
                                  clips["recipe"].astype(str).to_numpy(), objective)
@@ -148,9 +148,9 @@ def run_nested_neural(variant: str, clips: pd.DataFrame, folds: pd.DataFrame, ne
 
 def run_neural(variant: str, clips: pd.DataFrame, folds: pd.DataFrame, text: np.ndarray | None,
                visual: VisualSets | None, cfg: KeyClipTrainConfig, seed: int,
-               tuned: TunedSentences | None = None) -> CVResult:
+               finetuned: FinetunedSentences | None = None) -> CVResult:
     """Cross-validate one variant of the key-clip net with one seed and fixed settings (``text`` is
-    ignored with ``tuned``)."""
-    net = NetCandidate({}, cfg, text=None if tuned is not None else text, tuned=tuned)
+    ignored with ``finetuned``)."""
+    net = NetCandidate({}, cfg, text=None if finetuned is not None else text, finetuned=finetuned)
     return run_nested_neural(variant, clips, folds, [net], visual, seed,
-                             [tuned.head_weight] if tuned is not None else [0.0], [cfg.threshold_metric])
+                             [finetuned.head_weight] if finetuned is not None else [0.0], [cfg.threshold_metric])

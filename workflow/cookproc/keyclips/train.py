@@ -27,7 +27,7 @@ class KeyClipTrainConfig:
     dim: int = 32  # common space of sentence and visual vectors
     hidden: int = 64  # hidden units of the head (0 = a single layer, as in the paper)
     dropout: float = 0.3
-    lr: float = 1e-3
+    learning_rate: float = 1e-3
     weight_decay: float = 1e-4
     batch_size: int = 128
     max_epochs: int = 60
@@ -137,7 +137,7 @@ def train_model(variant: str, data: ClipInputs, train_idx: np.ndarray, val_idx: 
     gen = seed_everything(seed)
     net = KeyClipNet(variant, data.text_dim, data.visual_dim, vocab_size=data.vocab_size if variant != "visual" else 0,
                      dim=cfg.dim, hidden=cfg.hidden, dropout=cfg.dropout)
-    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
     loss_fn = nn.BCEWithLogitsLoss()
     train_t = torch.from_numpy(np.asarray(train_idx))
     best_loss, best_state, best_epoch, stale = float("inf"), None, -1, 0

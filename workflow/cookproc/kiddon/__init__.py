@@ -9,6 +9,6 @@ transcripts and run on the benchmark sentences. Modules, in pipeline order:
 * ``model``: parameters as counts, scores, the M-step, the JSON model file;
 * ``segmenter``: the E-step (best labelling) and the training loop;
 * ``roles``: DOBJ / PARG / OARG of a frame's chunks;
-* ``corpus``: reading transcripts and lexicon, the per-iteration log table;
+* ``training_text``: reading transcripts and lexicon, the per-iteration log table;
 * ``outputs``: segmenting benchmark clips, frames / key-clip / tuple tables in two layouts.
 """

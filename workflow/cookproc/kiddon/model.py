@@ -5,7 +5,7 @@ A sentence labelled with k >= 1 predicates scores
     log Geo(k; p) + sum over frames [ log(count[v] / N) + log P(#args | v)
                                       + sum over arguments of bigram log-probabilities ]
 
-with Geo(k; p) = (1-p)^(k-1) p, p = S / (S + V) (S sentences of the corpus, V predicates),
+with Geo(k; p) = (1-p)^(k-1) p, p = S / (S + V) (S sentences of the training text, V predicates),
 P(#args = j | v) = (c_vj + 1) / (n_v + 4) (j capped at 3; an unseen verb gets 1/4) and an add-one
 bigram model over argument tokens: an argument starts in context "PRED"+verb, "and" and "," are
 not scored and reset the context to it, numbers read NUM#, and the argument ends with END;
@@ -13,7 +13,7 @@ P(t | c) = (c_ct + 1) / (n_c + K) with K = |vocabulary| + 1 (the +1 is the OTHER
 unseen context gets 1/K. The initial model (from the cooking lexicon) has verb counts only and
 scores sum log(count[v] / N).
 
-The vocabulary is fixed for a training run (every token of the corpus): then every smoothed
+The vocabulary is fixed for a training run (every token of the training text): then every smoothed
 estimate is the exact posterior mode under a fixed Dirichlet(2) prior, and hard EM provably never
 lowers ``objective`` (see ``Model.objective``).
 """
@@ -57,8 +57,8 @@ def bigram_events(verb: str, arg: str) -> list[tuple[str, str]]:
     return events
 
 
-def corpus_vocabulary(words: Iterable[str]) -> int:
-    """Size of the bigram vocabulary of a corpus: its scored token symbols plus END."""
+def training_vocabulary(words: Iterable[str]) -> int:
+    """Size of the bigram vocabulary of a training text: its scored token symbols plus END."""
     return len({t for t in map(bigram_token, words) if t is not None} | {END})
 
 
@@ -206,9 +206,9 @@ class Model:
             raise InputError(path, f"malformed model: {exc!r}") from exc
 
 
-def initial_model(lexicon: Iterable[str], corpus_counts: Mapping[str, int], can_be_verb) -> Model:
-    """Verb counts 1 + corpus frequency for lexicon words that WordNet knows as verbs."""
-    counts = {w: 1 + corpus_counts.get(w, 0) for w in sorted(set(lexicon)) if can_be_verb(w)}
+def initial_model(lexicon: Iterable[str], training_counts: Mapping[str, int], can_be_verb) -> Model:
+    """Verb counts 1 + training-text frequency for lexicon words that WordNet knows as verbs."""
+    counts = {w: 1 + training_counts.get(w, 0) for w in sorted(set(lexicon)) if can_be_verb(w)}
     if not counts:
         raise ValueError("no lexicon word has a WordNet verb synset")
     return Model(verb_counts=counts)
@@ -216,7 +216,7 @@ def initial_model(lexicon: Iterable[str], corpus_counts: Mapping[str, int], can_
 
 def m_step(labelled: Iterable[tuple[int, Sequence[tuple[str, Sequence[str]]]]], n_sentences: int,
            vocabulary_size: int, *, iteration: int) -> Model:
-    """Hard counts over the corpus: ``labelled`` yields (multiplicity, frames) per parsed sentence;
+    """Hard counts over the training text: ``labelled`` yields (multiplicity, frames) per parsed sentence;
     ``n_sentences`` counts every sentence, skipped ones included (it sets p = S / (S + V)).
     Verbs that no sentence was labelled with drop out of the model."""
     verb_counts: Counter[str] = Counter()

@@ -1,4 +1,4 @@
-"""E-step: the best labelling of one sentence under a model, and hard-EM training on a corpus."""
+"""E-step: the best labelling of one sentence under a model, and hard-EM training on the training text."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +11,7 @@ from typing import Callable, Iterable, Sequence
 
 from cookproc.core.logs import Progress
 
-from .model import Model, corpus_vocabulary, initial_model, m_step
+from .model import Model, training_vocabulary, initial_model, m_step
 from .search import Frame, valid_labellings
 from .text import (CAND, DEFAULT_IGNORE_WORDS, base_tags, candidate_tags, ignore_reason,
                    split_sentences, tokenize)
@@ -129,7 +129,7 @@ class IterationStats:
     seconds: float
 
 
-def corpus_sentences(documents: Iterable[Sequence[str]]) -> Counter[Sentence]:
+def training_sentences(documents: Iterable[Sequence[str]]) -> Counter[Sentence]:
     """Every sentence of every document (non-empty), with its multiplicity."""
     counts: Counter[Sentence] = Counter()
     for lines in documents:
@@ -137,7 +137,7 @@ def corpus_sentences(documents: Iterable[Sequence[str]]) -> Counter[Sentence]:
     return counts
 
 
-def train(corpus: Counter[Sentence], lexicon: Iterable[str], can_be_verb: Callable[[str], bool], *,
+def train(training_text: Counter[Sentence], lexicon: Iterable[str], can_be_verb: Callable[[str], bool], *,
           iterations: int, settings: Settings = Settings()) -> tuple[Model, list[IterationStats]]:
     """Hard EM from the lexicon model: each iteration labels every sentence with its best labelling
     under the current model, then re-estimates the model from those labellings.
@@ -148,13 +148,13 @@ def train(corpus: Counter[Sentence], lexicon: Iterable[str], can_be_verb: Callab
     """
     if iterations < 1:
         raise ValueError("iterations must be >= 1")
-    sentences = sorted(corpus)  # fixed order: results never depend on hashing
-    n_sentences = sum(corpus.values())
+    sentences = sorted(training_text)  # fixed order: results never depend on hashing
+    n_sentences = sum(training_text.values())
     word_counts: Counter[str] = Counter()
     for tokens in sentences:
         for token in tokens:
-            word_counts[token.lower()] += corpus[tokens]
-    vocabulary_size = corpus_vocabulary(sorted(word_counts))
+            word_counts[token.lower()] += training_text[tokens]
+    vocabulary_size = training_vocabulary(sorted(word_counts))
     model = initial_model(lexicon, word_counts, can_be_verb)
     segmenter = Segmenter(settings)
     history: list[IterationStats] = []
@@ -173,7 +173,7 @@ def train(corpus: Counter[Sentence], lexicon: Iterable[str], can_be_verb: Callab
         for tokens in progress.iterate(sentences):
             parse = segmenter.parse(tokens, model, frame_scores)
             if parse.frames:
-                weight = corpus[tokens]
+                weight = training_text[tokens]
                 labelled.append((weight, parse.frames))
                 scores.append(weight * parse.score)
                 n_parsed += weight

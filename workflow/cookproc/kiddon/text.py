@@ -70,7 +70,7 @@ _HAS_ALPHA = re.compile(r"[A-Za-z]")
 def tokenize(text: str) -> list[str]:
     """Split on white space and peel punctuation off words (as a PTB tokenizer would).
 
-    Apostrophes stay with their word ("'s", "n't" are already separate in the corpus); a final
+    Apostrophes stay with their word ("'s", "n't" are already separate in the transcripts); a final
     period becomes its own token except in dotted abbreviations ("a.m."); "..." stays whole.
     """
     tokens: list[str] = []
@@ -259,7 +259,7 @@ DEFAULT_IGNORE_WORDS = ("be", "will", "not", "copyright", "submitted", "formatte
 
 def ignore_reason(tokens: Sequence[str], tags: Sequence[str], *, ignore_words=DEFAULT_IGNORE_WORDS,
                   ignore_capital_i: bool = True, max_candidates: int = 15) -> str | None:
-    """Why the segmenter skips a sentence (then it has no frames), or None.
+    """Why the segmenter skips a sentence (then it has no actions), or None.
 
     ``tokens`` keep their case. Skipped: a sentence starting with a determiner, pronoun or
     punctuation; containing "@" or one of ``ignore_words``; containing the capitalised pronoun "I"

@@ -125,7 +125,7 @@ def held_out_fold(fold: np.ndarray, test: np.ndarray, available) -> int:
 
 
 def blend_scores(scores: np.ndarray, head: np.ndarray, weight: float) -> np.ndarray:
-    """``(1 - weight) * scores + weight * head``: a model's clip scores with a tuned head's probability."""
+    """``(1 - weight) * scores + weight * head``: a model's clip scores with a finetuned head's probability."""
     return (1 - weight) * scores + weight * head
 
 
@@ -139,7 +139,7 @@ def candidates_with_heads(fits: Sequence[tuple[dict, FitPredict]], fold: np.ndar
     """Candidates for :func:`nested_cross_validate`: each model of ``fits`` (settings, fit) trained once
     per fold, its scores blended with the held-out fold's head at every weight.
 
-    ``heads[f]``: every clip's probability from a model that never saw fold f's recipes (a tuned
+    ``heads[f]``: every clip's probability from a model that never saw fold f's recipes (a finetuned
     encoder's head). Blended with fixed weights, not learned: a model trained on the heads' scores
     of training clips would learn to trust them more than they deserve on unseen recipes.
 

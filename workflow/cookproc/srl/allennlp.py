@@ -5,7 +5,7 @@ Input: JSON Lines, one predictor output per benchmark sentence,
 writes for ``{"sentence": ...}`` inputs). A line may name its clip with ``video_id`` and
 ``clip_idx``; otherwise lines are taken in the benchmark's row order (reviewed_0812.csv), and
 their number must equal the number of clips. Tags become chunks exactly as upstream's
-``bio_to_frames`` did (stray ``I-`` tags included), so the heuristics see upstream's frames.
+``bio_to_frames`` did (stray ``I-`` tags included), so the heuristics see upstream's parses.
 """
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from typing import Sequence
 
 from cookproc.core.errors import InputError
 from cookproc.srl.bio import allennlp_chunks
-from cookproc.srl.frames import Chunk
+from cookproc.srl.parses import Chunk
 
 
-def frames_of_output(output: dict, *, path, line: int) -> list[list[Chunk]]:
+def parse_of_output(output: dict, *, path, line: int) -> list[list[Chunk]]:
     if not isinstance(output, dict) or "verbs" not in output or "words" not in output:
         raise InputError(path, 'expected an object with "verbs" and "words"', line=line)
     words = output["words"]
-    frames = []
+    parses = []
     for k, verb in enumerate(output["verbs"]):
         tags = verb.get("tags") if isinstance(verb, dict) else None
         if not isinstance(tags, list) or len(tags) != len(words):
@@ -31,12 +31,12 @@ def frames_of_output(output: dict, *, path, line: int) -> list[list[Chunk]]:
         if not any(c.role == "V" for c in chunks):
             # Upstream kept such frames; they can never pass the heuristics and have no verb to output.
             continue
-        frames.append(chunks)
-    return frames
+        parses.append(chunks)
+    return parses
 
 
 def read_allennlp(path: str | Path, clips: Sequence[tuple[str, int]]) -> dict[tuple[str, int], list[list[Chunk]]]:
-    """``{(video_id, clip_idx): frames}`` from a predictor-output JSONL file."""
+    """``{(video_id, clip_idx): parses}`` from a predictor-output JSONL file."""
     path = Path(path)
     known = set(clips)
     out: dict[tuple[str, int], list[list[Chunk]]] = {}
@@ -61,5 +61,5 @@ def read_allennlp(path: str | Path, clips: Sequence[tuple[str, int]]) -> dict[tu
             raise InputError(path, f"clip {key} is not a benchmark clip", line=n)
         if key in out:
             raise InputError(path, f"clip {key} given twice", line=n)
-        out[key] = frames_of_output(output, path=path, line=n)
+        out[key] = parse_of_output(output, path=path, line=n)
     return out

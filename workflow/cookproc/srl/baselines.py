@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
-from cookproc.srl.frames import Chunk
+from cookproc.srl.parses import Chunk
 
 #: Modifier roles upstream's filter drops (its ``excluded_types``; ARGM-PNC covers EWT's ARGM-PRP,
-#: which the corpus maps to ARGM-PNC).
+#: which the training data maps to ARGM-PNC).
 EXCLUDED_ROLES = frozenset({"ARGM-CAU", "ARGM-DIS", "ARGM-MOD", "ARGM-NEG", "ARGM-EXT", "ARGM-PNC", "ARGM-REC"})
 
 
@@ -50,20 +50,20 @@ def filter_lexicon(frame: Sequence[Chunk], lexicon: Mapping | frozenset | set, l
     return None
 
 
-def verbs_and_args(frames: Iterable[Sequence[Chunk]]) -> tuple[list[str], list[str]]:
+def verbs_and_args(parses: Iterable[Sequence[Chunk]]) -> tuple[list[str], list[str]]:
     verbs, args = [], []
-    for frame in frames:
+    for frame in parses:
         verbs.extend(c.text for c in frame if c.role == "V")
         args.extend(c.text for c in frame if c.role.startswith("ARG"))
     return verbs, args
 
 
-def with_heuristics(frames: Sequence[Sequence[Chunk]], lexicon, lemma=None) -> tuple[bool, list[str], list[str]]:
+def with_heuristics(parses: Sequence[Sequence[Chunk]], lexicon, lemma=None) -> tuple[bool, list[str], list[str]]:
     """(is_key, verbs, args) of one clip under upstream's heuristics."""
     if lemma is None:
         from cookproc.data.wordnet import verb_lemma as lemma
     kept = []
-    for frame in frames:
+    for frame in parses:
         filtered = filter_roles(frame)
         if filtered is None:
             continue
@@ -77,16 +77,16 @@ def with_heuristics(frames: Sequence[Sequence[Chunk]], lexicon, lemma=None) -> t
 VERB_FORMS = ("lemma", "text")
 
 
-def without_heuristics(frames: Sequence[Sequence[Chunk]], *, verb_form: str = "lemma",
+def without_heuristics(parses: Sequence[Sequence[Chunk]], *, verb_form: str = "lemma",
                        lemma=None) -> tuple[bool, list[str], list[str]]:
     if verb_form not in VERB_FORMS:
         raise ValueError(f"unknown verb form {verb_form!r}; expected one of {VERB_FORMS}")
-    verbs, args = verbs_and_args(frames)
+    verbs, args = verbs_and_args(parses)
     if verb_form == "lemma":
         if lemma is None:
             from cookproc.data.wordnet import verb_lemma as lemma
         verbs = [lemma(v) for v in verbs]
-    return bool(frames), verbs, args
+    return bool(parses), verbs, args
 
 
 def system_rows(system: str, clips: Sequence[tuple[str, int]], parses: Mapping[tuple[str, int], list],
@@ -94,11 +94,11 @@ def system_rows(system: str, clips: Sequence[tuple[str, int]], parses: Mapping[t
     """KEYCLIPS rows and TUPLES rows, one per clip in ``clips`` (clips without parses: no predicate)."""
     keyclips, tuples = [], []
     for video_id, clip_idx in clips:
-        frames = parses.get((video_id, clip_idx), [])
+        parse = parses.get((video_id, clip_idx), [])
         if heuristics:
-            key, verbs, args = with_heuristics(frames, lexicon)
+            key, verbs, args = with_heuristics(parse, lexicon)
         else:
-            key, verbs, args = without_heuristics(frames, verb_form=verb_form)
+            key, verbs, args = without_heuristics(parse, verb_form=verb_form)
         keyclips.append({"system": system, "video_id": video_id, "clip_idx": int(clip_idx), "is_key": key,
                          "score": None, "fold": None})
         tuples.append({"system": system, "video_id": video_id, "clip_idx": int(clip_idx), "verbs": verbs,

@@ -4,7 +4,7 @@ Spans are ``(role, start, end)`` with ``end`` exclusive, over word positions. Tw
 ``bio_to_spans`` follows the CoNLL convention (an ``I-X`` that does not continue an ``X`` span
 starts a new one) and is what span P/R/F1 uses; ``allennlp_chunks`` reproduces upstream's
 ``utils.bio_to_frames`` exactly (an ``I-`` tag always extends the current chunk, and after ``O``
-it opens a chunk of the *last seen* type), so imported AllenNLP output gives upstream's frames.
+it opens a chunk of the *last seen* type), so imported AllenNLP output gives upstream's parses.
 """
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from cookproc.core.errors import InputError
 from cookproc.srl import spacy_backend, syntax
 from cookproc.srl.bio import bio_to_spans
 from cookproc.srl.word_encoder import WordEncoder
-from cookproc.srl.frames import Chunk, chunks_from_tags
+from cookproc.srl.parses import Chunk, chunks_from_tags
 from cookproc.srl.tagger import Tagger
 
 log = logging.getLogger(__name__)
@@ -62,13 +62,13 @@ def label_with_tagger(texts: Sequence[str], tagger: Tagger, *, encoder: WordEnco
     t0 = time.perf_counter()
     results = tagger.predict(instances, features, batch_size=batch_size, device=device)
     log.info("tagger: %d predicates in %.1fs", len(instances), time.perf_counter() - t0)
-    frames: list[list[list[Chunk]]] = [[] for _ in texts]
+    parses: list[list[list[Chunk]]] = [[] for _ in texts]
     for s, (tags, probs) in zip(owner, results):
-        frames[s].append(chunks_from_tags(parsed[s].words, bio_to_spans(tags), probs))
-    return frames
+        parses[s].append(chunks_from_tags(parsed[s].words, bio_to_spans(tags), probs))
+    return parses
 
 
 def label_with_spacy(texts: Sequence[str], *, predicate_tags: Sequence[str] = syntax.DEFAULT_PREDICATE_TAGS
                      ) -> list[list[list[Chunk]]]:
     parsed = syntax.parse_texts(texts)
-    return [spacy_backend.frames_of(p, p.predicates(predicate_tags)) for p in parsed]
+    return [spacy_backend.parse_of(p, p.predicates(predicate_tags)) for p in parsed]

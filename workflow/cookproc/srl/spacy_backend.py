@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from cookproc.srl import syntax
-from cookproc.srl.frames import Chunk
+from cookproc.srl.parses import Chunk
 
 SUBJECT = {"nsubj": "ARG0", "csubj": "ARG0", "expl": "ARG0", "nsubjpass": "ARG1", "csubjpass": "ARG1",
            "agent": "ARG0"}
@@ -64,7 +64,7 @@ def _role(parsed: syntax.ParsedSentence, dep: int, children: dict[int, list[int]
     return None
 
 
-def frames_of(parsed: syntax.ParsedSentence, predicates: Sequence[int]) -> list[list[Chunk]]:
+def parse_of(parsed: syntax.ParsedSentence, predicates: Sequence[int]) -> list[list[Chunk]]:
     """One frame per predicate: V plus its labelled dependents' subtree spans."""
     heads = parsed.heads
     children: dict[int, list[int]] = {}
@@ -77,7 +77,7 @@ def frames_of(parsed: syntax.ParsedSentence, predicates: Sequence[int]) -> list[
     for j, path in enumerate(paths):
         for a in path:
             right[a] = max(right[a], j)
-    frames = []
+    parses = []
     for p in predicates:
         spans = [("V", p, p + 1)]
         for dep in children.get(p, []):
@@ -89,5 +89,5 @@ def frames_of(parsed: syntax.ParsedSentence, predicates: Sequence[int]) -> list[
                 continue
             spans.append((role, start, end))
         spans.sort(key=lambda s: (s[1], s[2]))
-        frames.append([Chunk(r, " ".join(parsed.words[s:e]), s, e) for r, s, e in spans])
-    return frames
+        parses.append([Chunk(r, " ".join(parsed.words[s:e]), s, e) for r, s, e in spans])
+    return parses

@@ -76,7 +76,7 @@ def parse_texts(texts: Iterable[str], *, batch_size: int = 256, nlp=None) -> lis
 
 
 def parse_words(sentences: Iterable[Sequence[str]], *, batch_size: int = 256, nlp=None) -> list[ParsedSentence]:
-    """Tag and parse pre-tokenised sentences (the corpus), keeping their tokenisation."""
+    """Tag and parse pre-tokenised sentences (the training data), keeping their tokenisation."""
     from spacy.tokens import Doc
 
     nlp = nlp or load_spacy()

@@ -1,4 +1,4 @@
-"""Training the tagger on the EWT corpus and scoring it (CoNLL-style exact span match).
+"""Training the tagger on the EWT training data and scoring it (CoNLL-style exact span match).
 
 The encoder is frozen: its per-word layer features are computed once per sentence and kept in
 memory (float16), so an epoch costs only the BiLSTM head. Batches hold instances of similar length
@@ -23,11 +23,39 @@ from cookproc.core.logs import Progress
 from cookproc.core.parquet_io import atomic_output
 from cookproc.srl import syntax
 from cookproc.srl.bio import bio_to_spans
-from cookproc.srl.settings import TaggerTrainConfig  # noqa: F401 (re-exported: the training settings)
 from cookproc.srl.word_encoder import WordEncoder, WordFeatures
 from cookproc.srl.tagger import Batcher, HeadConfig, Instance, Tagger, Vocab
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class TaggerTrainConfig:
+    """The tagger's training settings. Rule train_srl passes config section ``srl.tagger`` whole
+    (plus ``srl.predicate_tags`` and ``srl.device``) and the script builds this from it: the fields
+    the config holds have no default here, theirs is the schema's
+    (workflow/schemas/config/srl.schema.yaml)."""
+
+    encoder: str
+    epochs: int
+    average_checkpoints: bool  # also try the mean of the last epochs' weights (kept if best on dev)
+    ensemble: int  # heads trained with seeds seed, seed + 1, ... (train_ensemble)
+    batch_size: int
+    learning_rate: float
+    hidden: int
+    projection: int
+    dropout: float
+    max_train_words: int  # longer training sentences are skipped (rare; they dominate cost)
+    seed: int
+    predicate_tags: tuple[str, ...]
+    device: str
+    threads: int = 1
+    eval_last_epochs: int = 5  # dev F1 (to keep the best epoch) over the last epochs only
+    weight_decay: float = 0.0
+    max_train_instances: int | None = None  # for quick trials / tests
+
+    def __post_init__(self):
+        self.predicate_tags = tuple(self.predicate_tags)  # a YAML list in the config
 
 
 @dataclass
@@ -37,43 +65,43 @@ class Prepared:
     words: list[list[str]]
     parsed: list[syntax.ParsedSentence]
     features: WordFeatures | list[np.ndarray]
-    frames: list[tuple[int, int, list[str]]]  # (sentence, predicate, gold tags)
+    parses: list[tuple[int, int, list[str]]]  # (sentence, predicate, gold tags)
     split_of: list[str]
 
 
 def prepare(rows: Sequence[dict], encoder: WordEncoder, *, batch_size: int = 64) -> Prepared:
     key_index: dict[tuple, int] = {}
-    sentences, words, frames = [], [], []
+    sentences, words, parses = [], [], []
     for row in sorted(rows, key=lambda r: (r["split"], r["doc"], r["sent_idx"], r["predicate_idx"])):
         key = (row["split"], row["doc"], row["sent_idx"])
         if key not in key_index:
             key_index[key] = len(sentences)
             sentences.append(key)
             words.append(list(row["words"]))
-        frames.append((key_index[key], int(row["predicate_idx"]), list(row["tags"])))
+        parses.append((key_index[key], int(row["predicate_idx"]), list(row["tags"])))
     t0 = time.perf_counter()
     parsed = syntax.parse_words(words)
     log.info("spaCy parsed %d sentences in %.1fs", len(words), time.perf_counter() - t0)
     t0 = time.perf_counter()
     features = encoder.encode(words, batch_size=batch_size)
     log.info("encoded %d sentences (%d words) in %.1fs", len(words), sum(map(len, words)), time.perf_counter() - t0)
-    return Prepared(sentences, words, parsed, features, frames, [s[0] for s in sentences])
+    return Prepared(sentences, words, parsed, features, parses, [s[0] for s in sentences])
 
 
 def build_tagger(prep: Prepared, cfg: TaggerTrainConfig, n_layers: int, dim: int) -> Tagger:
     train = [i for i, s in enumerate(prep.sentences) if s[0] == "train"]
     tags = Vocab.build(t for i in train for t in prep.parsed[i].tags)
     deps = Vocab.build(d for i in train for d in prep.parsed[i].deps)
-    rels = Vocab.build(r for s, p, _ in prep.frames if prep.split_of[s] == "train"
+    rels = Vocab.build(r for s, p, _ in prep.parses if prep.split_of[s] == "train"
                        for r in syntax.predicate_relations(prep.parsed[s], p))
-    labels = Vocab.build((t for s, _, tg in prep.frames if prep.split_of[s] == "train" for t in tg), unk=False)
+    labels = Vocab.build((t for s, _, tg in prep.parses if prep.split_of[s] == "train" for t in tg), unk=False)
     head = HeadConfig(n_layers=n_layers, dim=dim, hidden=cfg.hidden, proj=cfg.projection, dropout=cfg.dropout)
     return Tagger(head, tags, deps, rels, labels, cfg.encoder, cfg.predicate_tags)
 
 
 def instances_for(tagger: Tagger, prep: Prepared, split: str) -> tuple[list[Instance], list[list[str]]]:
     out, gold = [], []
-    for s, p, tg in prep.frames:
+    for s, p, tg in prep.parses:
         if prep.split_of[s] != split:
             continue
         known = [t if t in tagger.labels.index else "O" for t in tg]

@@ -110,7 +110,7 @@ class WordEncoder:
 
         One float16 buffer allocated up front, each sentence's array a view into it: thousands of
         separately allocated arrays, interleaved with each batch's float32 temporaries, fragment the
-        heap (about 0.5 GB more resident memory on the EWT corpus)."""
+        heap (about 0.5 GB more resident memory on the EWT training data)."""
         torch = self._torch
         lengths = [len(s) for s in sentences]
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)

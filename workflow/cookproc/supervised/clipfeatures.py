@@ -27,13 +27,13 @@ def read_srl(path) -> dict[tuple[str, int], list[list[dict]]]:
         wrong_columns(path, f"missing columns {missing}; expected an SRL parse table (results/srl/<backend>.parquet)")
     df = read_table(path, columns=list(SRL_COLUMNS)).to_pandas()
     df = df.sort_values(["video_id", "clip_idx", "frame_idx", "chunk_idx"], kind="stable")
-    frames: dict[tuple[str, int, int], list[dict]] = {}
+    chunks_by_frame: dict[tuple[str, int, int], list[dict]] = {}
     for row in df.itertuples(index=False):
-        frames.setdefault((row.video_id, int(row.clip_idx), int(row.frame_idx)), []).append(
+        chunks_by_frame.setdefault((row.video_id, int(row.clip_idx), int(row.frame_idx)), []).append(
             {"role": row.role, "text": row.text, "lemma": row.predicate_lemma,
              "start": int(row.token_start), "end": int(row.token_end)})
     out: dict[tuple[str, int], list[list[dict]]] = defaultdict(list)
-    for (vid, cidx, _), chunks in frames.items():  # insertion order is sorted
+    for (vid, cidx, _), chunks in chunks_by_frame.items():  # insertion order is sorted
         out[(vid, cidx)].append(chunks)
     return dict(out)
 

@@ -1,12 +1,12 @@
 """The supervised tuple extractor trained on every benchmark recipe, for new transcripts.
 
 The text-only extractor of cookproc.supervised (`supervised-text` in Table 5: candidates from the
-sentence, its SRL frames and the previous clips, the clip-level verb classifier, gradient boosting;
+sentence, its SRL parses and the previous clips, the clip-level verb classifier, gradient boosting;
 no TSM labels), applied to sentences that are not in the benchmark.
 
 No model is pickled. An artifact (:func:`save_extractor`, read back by :meth:`TupleExtractor.load`)
 holds what training reads: the benchmark's sentences, gold items, folds and inner-validation flags
-(``training.parquet``), their SRL frames (``srl.parquet``), their frozen sentence vectors
+(``training.parquet``), their SRL parses (``srl.parquet``), their frozen sentence vectors
 (``vectors.parquet``, when the verb classifier reads them) and the settings (``model.json``, with
 the code fingerprint). :meth:`TupleExtractor.extract` scores the new clips as the held-out fold of
 cross-validation (:func:`cookproc.supervised.crossval.cross_validate_field`): the classifiers are
@@ -20,7 +20,7 @@ classifier fits). A call then fits only the chosen boosting model of each field 
 classifier that scores the new clips, and gives the same tuples as fitting everything again
 (tested). The fits are seeded and their solvers deterministic, so the same call gives the same
 tuples; a clip's tuples depend on its own video's clips only, never on the other files of a call.
-Torch-free: the new sentences' vectors and SRL frames are computed by the caller
+Torch-free: the new sentences' vectors and SRL parses are computed by the caller
 (cookproc.app.extractors). The folder's shape (format and version, checks on load, atomic save,
 the card's layout) is cookproc.learn.artifact's, shared with the key-clip selector.
 """
@@ -51,7 +51,7 @@ from cookproc.supervised.verbclf import KnownProbabilities
 
 log = logging.getLogger(__name__)
 
-#: The trained SRL tagger, when the extractor's frames come from it (srl_backend tagger); read with
+#: The trained SRL tagger, when the extractor's parses come from it (srl_backend tagger); read with
 #: torch.load(weights_only=True), which unpickles no code.
 TAGGER = "tagger.pt"
 ARTIFACT = ModelFormat("cookproc.tuple-extractor", 2, kind="tuple extractor", rule="deploy_tuple_extractor",
@@ -95,7 +95,7 @@ def save_extractor(out_dir: str | os.PathLike, training: pa.Table, srl: str | os
                    tagger: str | os.PathLike | None = None, *, lemma=None) -> None:
     """Write the artifact folder atomically (built beside ``out_dir``, then renamed into place):
     ``training`` (:data:`TRAINING`), copies of the SRL parse table, of the sentence-vector table of
-    the same clips when the verb classifier reads them, and of the SRL tagger when the frames come
+    the same clips when the verb classifier reads them, and of the SRL tagger when the parses come
     from it (new sentences must be labelled alike), and what :func:`fit_once` computes from them;
     ``meta``: model.json's content; ``card``: MODEL_CARD.md's text from the final model.json."""
     with ARTIFACT.saving(out_dir, meta, card) as (tmp, meta):
@@ -120,7 +120,7 @@ def _check_files(path: Path, meta: dict) -> None:
     if meta["sentence_vectors"] and not (path / VECTORS).exists():
         raise InputError(path, f"incomplete tuple extractor: missing {VECTORS}")
     if meta["srl_backend"] == "tagger" and not (path / TAGGER).exists():
-        raise InputError(path, f"incomplete tuple extractor: missing {TAGGER} (its SRL frames come from the tagger)")
+        raise InputError(path, f"incomplete tuple extractor: missing {TAGGER} (its SRL parses come from the tagger)")
     if meta["fitted"].get("classifier_verbs") is not None and not (path / CLASSIFIER).exists():
         raise InputError(path, f"incomplete tuple extractor: missing {CLASSIFIER} (its verb classifier's "
                                "probabilities on the benchmark clips)")
@@ -165,8 +165,8 @@ def fit_once(model: "TupleExtractor", *, lemma=None) -> tuple[dict, np.ndarray |
     record: dict = {}
     train = model.training
     first = np.flatnonzero(train["video_id"].to_numpy() == train["video_id"].iloc[0])
-    frames = [model.parses.get((train["video_id"].iloc[i], int(train["clip_idx"].iloc[i])), []) for i in first]
-    _, info = model._score(train["sentence"].iloc[first].tolist(), ["placeholder"] * len(first), frames,
+    parses = [model.parses.get((train["video_id"].iloc[i], int(train["clip_idx"].iloc[i])), []) for i in first]
+    _, info = model._score(train["sentence"].iloc[first].tolist(), ["placeholder"] * len(first), parses,
                            None if model.vectors is None else model.vectors[first], lemma=lemma, record=record)
     settings = model.meta["settings"]
     fitted = {"choices": {name: _choice(info[name], settings) for name in FIELDS},
@@ -211,10 +211,10 @@ class TupleExtractor(DeployedModel):
         known = None if verbs is None else _classifier_probabilities(path / CLASSIFIER, training, verbs)
         return cls(path, meta, training, read_srl(path / "srl.parquet"), vectors, known)
 
-    def extract(self, sentences: Sequence[str], videos: Sequence, frames: Sequence[list[list[dict]]],
+    def extract(self, sentences: Sequence[str], videos: Sequence, parses: Sequence[list[list[dict]]],
                 vectors: np.ndarray | None = None, *, lemma=None) -> tuple[list[list[str]], list[list[str]]]:
         """Verbs and arguments of each new clip (one sentence each, a video's clips consecutive and
-        in time order). ``frames``: each sentence's SRL frames from the artifact's backend, as
+        in time order). ``parses``: each sentence's SRL parses from the artifact's backend, as
         :func:`cookproc.supervised.clipfeatures.read_srl` gives them; ``vectors``: the sentences'
         frozen vectors when the artifact's verb classifier reads them (:attr:`encoder`)."""
         if (vectors is None) != (self.vectors is None):
@@ -222,14 +222,14 @@ class TupleExtractor(DeployedModel):
                              if vectors is None else "this extractor reads no sentence vectors")
         if len(sentences) == 0:
             return [], []
-        preds, info = self._score(sentences, videos, frames, vectors, lemma=lemma, fitted=self.meta["fitted"])
+        preds, info = self._score(sentences, videos, parses, vectors, lemma=lemma, fitted=self.meta["fitted"])
         log.info("%s: %d new clips; verbs %s, arguments %s", self.name, len(sentences),
                  {k: v for k, v in info["verbs"].items() if k != "candidates"},
                  {k: v for k, v in info["arguments"].items() if k != "candidates"})
         first = len(self.training)
         return preds["verbs"][first:], preds["arguments"][first:]
 
-    def _score(self, sentences, videos, frames, vectors, *, lemma=None, fitted: dict | None = None,
+    def _score(self, sentences, videos, parses, vectors, *, lemma=None, fitted: dict | None = None,
                record: dict | None = None) -> tuple[dict, dict]:
         """Predictions (benchmark and new clips, clip order) and the held-out fold's info per field.
         ``fitted`` (:func:`fit_once`): fit only each field's chosen candidate, and take the verb
@@ -238,8 +238,8 @@ class TupleExtractor(DeployedModel):
         if lemma is None:
             from cookproc.data.wordnet import verb_lemma as lemma
         n_new = len(sentences)
-        if len(videos) != n_new or len(frames) != n_new:
-            raise ValueError(f"{n_new} sentences, {len(videos)} video ids and {len(frames)} SRL results")
+        if len(videos) != n_new or len(parses) != n_new:
+            raise ValueError(f"{n_new} sentences, {len(videos)} video ids and {len(parses)} SRL results")
         train = self.training
         held_out = int(train["fold"].max()) + 1
         video_ids = [f"{NEW_VIDEO}{v}" for v in videos]
@@ -249,11 +249,11 @@ class TupleExtractor(DeployedModel):
                             "gold_verbs": [[] for _ in range(n_new)], "gold_args": [[] for _ in range(n_new)],
                             "fold": held_out, "inner_val": False})
         clips = pd.concat([train, new], ignore_index=True)
-        parses = dict(self.parses)
-        parses.update({(v, int(c)): f for v, c, f in zip(video_ids, clip_idx, frames)})
+        all_parses = dict(self.parses)
+        all_parses.update({(v, int(c)): f for v, c, f in zip(video_ids, clip_idx, parses)})
         embeddings = None if vectors is None else np.vstack([self.vectors, np.asarray(vectors, dtype=self.vectors.dtype)])
         settings = dict(self.meta["settings"])
-        setups = extract.build_setups(clips, parses, [[] for _ in range(len(clips))], frozenset(self.meta["lexicon"]),
+        setups = extract.build_setups(clips, all_parses, [[] for _ in range(len(clips))], frozenset(self.meta["lexicon"]),
                                       lemma, settings, embeddings)
         classifier = setups["verbs"].classifier
         fold, inner = clips["fold"].to_numpy(), clips["inner_val"].to_numpy()
@@ -315,7 +315,7 @@ def model_card(name: str, meta: dict, cells: Sequence[dict], bootstrap: dict, se
     training = meta["training"]
     by = {(c["field"], c["metric"]): c for c in cells}
     intro = ("Tuple extractor of the cookproc workflow (`supervised-text` in Table 5): verb and argument "
-             f"candidates from the sentence, its SRL frames (`{meta['srl_backend']}` backend) and the previous "
+             f"candidates from the sentence, its SRL parses (`{meta['srl_backend']}` backend) and the previous "
              "clips, and the verbs of a clip-level verb classifier, ranked by gradient boosting; no video input.")
     data = (f"{training_clips(training)} and their gold verbs and arguments, used as a cross-validation fold uses its "
             "training recipes, in two parts. The boosting models and the verb classifier are fitted on the "
@@ -338,9 +338,9 @@ def model_card(name: str, meta: dict, cells: Sequence[dict], bootstrap: dict, se
               "C and class floor, the candidate sets' ranges) were chosen by comparing an earlier run's out-of-fold "
               "scores on the test folds (docs/benchmarks.md), so the estimate may be optimistic by what those "
               "choices gained.")
-    use = ("Key clips come from a key-clip selector (`user.keyclip_model`); this extractor gives every clip's verbs "
+    use = ("Key clips come from a key-clip selector (`procedures.keyclip_model`); this extractor gives every clip's verbs "
            "and arguments:")
-    commands = (f"    snakemake -c2 results/procedures/<name>.json --config 'user={{tuple_model: {meta['path']}}}'\n"
+    commands = (f"    snakemake -c2 results/procedures/<name>.json --config 'procedures={{tuple_model: {meta['path']}}}'\n"
                 f"    cookproc extract talk.srt --tuples {meta['path']}")
     return card_text(name, intro, [("Training data", [data, choices]), ("Cross-validated scores", [scores, table, caveat]),
                                    ("Use", [use, commands])])

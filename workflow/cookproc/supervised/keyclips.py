@@ -20,7 +20,7 @@ from sklearn.preprocessing import StandardScaler
 
 from cookproc.learn.crossval import FitPredict, held_out_fold
 from cookproc.learn.inputs import VisualSets, context_features, layout_features
-from cookproc.learn.tuned_vectors import FoldVectors
+from cookproc.learn.finetuned_vectors import FoldVectors
 
 
 def tsm_mean(visual: VisualSets) -> np.ndarray:
@@ -74,19 +74,19 @@ def logreg_fit_predict(dense: np.ndarray, sentences: list[str], labels: np.ndarr
 
 def regression_candidates(design: Callable[[np.ndarray, int], np.ndarray], sentences: list[str], labels: np.ndarray, *,
                           windows: Sequence[int], Cs: Sequence[float], ngram_max: int, min_df: int,
-                          frozen: np.ndarray | None = None, tuned: dict[int, FoldVectors] | None = None,
+                          frozen: np.ndarray | None = None, finetuned: dict[int, FoldVectors] | None = None,
                           fold: np.ndarray | None = None) -> list[tuple[dict, FitPredict]]:
     """(settings, FitPredict) for every context window and C: candidates of nested selection
     (cookproc.learn.crossval.candidates_with_heads).
 
-    ``design(embeddings, window)`` builds the dense inputs. With ``tuned`` (per held-out fold f,
+    ``design(embeddings, window)`` builds the dense inputs. With ``finetuned`` (per held-out fold f,
     vectors of an encoder that never saw fold f; needs the clips' ``fold``), fold f's design matrix
     is built when fold f comes, so one is in memory at a time.
     """
-    if (frozen is None) == (tuned is None):
-        raise ValueError("regression candidates need either frozen or per-fold tuned vectors")
-    if tuned is not None and fold is None:
-        raise ValueError("tuned sentence vectors are per fold: the clips' fold ids are needed")
+    if (frozen is None) == (finetuned is None):
+        raise ValueError("regression candidates need either frozen or per-fold finetuned vectors")
+    if finetuned is not None and fold is None:
+        raise ValueError("finetuned sentence vectors are per fold: the clips' fold ids are needed")
 
     def candidate(window: int, C: float) -> FitPredict:
         def on(embeddings):
@@ -96,7 +96,7 @@ def regression_candidates(design: Callable[[np.ndarray, int], np.ndarray], sente
             return on(frozen)
 
         def fit(train: np.ndarray, val: np.ndarray, test: np.ndarray):
-            return on(tuned[held_out_fold(fold, test, tuned)].vectors)(train, val, test)
+            return on(finetuned[held_out_fold(fold, test, finetuned)].vectors)(train, val, test)
         return fit
 
     return [({"context_window": int(window), "C": float(C)}, candidate(window, C)) for window in windows for C in Cs]

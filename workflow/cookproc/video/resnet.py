@@ -66,7 +66,7 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
 def load_resnet50(path: str | Path | None) -> nn.Module:
     """torchvision ResNet-50 with the checkpoint's weights, classifier removed (outputs 2048-d), eval."""
     if not path:
-        raise missing_checkpoint_error("ResNet-50", "visual.resnet.checkpoint")
+        raise missing_checkpoint_error("ResNet-50", "video.resnet.checkpoint")
     state = read_state_dict(path)
     state = {k: v for k, v in state.items() if not k.startswith("fc.")}  # the classifier is not used
     model = torchvision.models.resnet50(weights=None)

@@ -134,7 +134,7 @@ def _load_checkpoint_object(path: Path) -> dict:
 def load_epic_tsm(path: str | Path | None, *, expected_segments: int | None = None) -> tuple[TSM, TsmCheckpointInfo]:
     """Build the TSM an EPIC-format checkpoint describes and load its weights strictly."""
     if not path:
-        raise missing_checkpoint_error("TSM", "visual.tsm.checkpoint")
+        raise missing_checkpoint_error("TSM", "video.tsm.checkpoint")
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "checkpoint file not found")

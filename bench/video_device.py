@@ -5,7 +5,7 @@ Reports, measured in this one run: agreement of CUDA with CPU (max |diff| of the
 top-1 verb/noun agreement of TSM), whether two CUDA runs give identical bytes, and throughput
 (frames/s; decoding alone, and decoding + network) with the ratio CUDA/CPU.
 
-    .venv/bin/python bench/visual_device.py --video data/videos/X.mp4 [--device cuda] [--cpu-clips 4]
+    .venv/bin/python bench/video_device.py --video data/videos/X.mp4 [--device cuda] [--cpu-clips 4]
 """
 from __future__ import annotations
 

@@ -25,12 +25,12 @@ class FoldVectors:
     """What fold f's fine-tuned encoder (trained without fold f's recipes) gives every clip."""
 
     vectors: np.ndarray  # [n_clips, dim] float32 sentence vectors
-    head: np.ndarray  # [n_clips] float64 key-clip probability of the tuned linear head
+    head: np.ndarray  # [n_clips] float64 key-clip probability of the finetuned linear head
     info: dict = field(default_factory=dict)
 
 
-def tuned_vectors_schema(dim: int) -> pa.Schema:
-    """One row per (held-out fold, clip): what that fold's tuned encoder gives the clip."""
+def finetuned_vectors_schema(dim: int) -> pa.Schema:
+    """One row per (held-out fold, clip): what that fold's finetuned encoder gives the clip."""
     return pa.schema(
         [
             pa.field("fold", pa.int32(), nullable=False),
@@ -42,29 +42,29 @@ def tuned_vectors_schema(dim: int) -> pa.Schema:
     )
 
 
-def tuned_vectors_table(clips: pd.DataFrame, tuned: dict[int, FoldVectors]) -> pa.Table:
-    """The :func:`tuned_vectors_schema` table of :func:`finetune_folds`' output, rows in fold, clip order."""
-    folds = sorted(tuned)
-    dim = tuned[folds[0]].vectors.shape[1]
+def finetuned_vectors_table(clips: pd.DataFrame, finetuned: dict[int, FoldVectors]) -> pa.Table:
+    """The :func:`finetuned_vectors_schema` table of :func:`finetune_folds`' output, rows in fold, clip order."""
+    folds = sorted(finetuned)
+    dim = finetuned[folds[0]].vectors.shape[1]
     n = len(clips)
-    flat = np.concatenate([np.ascontiguousarray(tuned[f].vectors, dtype=np.float32).reshape(-1) for f in folds])
+    flat = np.concatenate([np.ascontiguousarray(finetuned[f].vectors, dtype=np.float32).reshape(-1) for f in folds])
     return pa.table(
         {"fold": pa.array(np.repeat(np.asarray(folds, dtype=np.int32), n)),
          "video_id": pa.array(clips["video_id"].astype(str).tolist() * len(folds), pa.string()),
          "clip_idx": pa.array(np.tile(clips["clip_idx"].to_numpy().astype(np.int32), len(folds))),
          "embedding": pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), dim),
-         "head_score": pa.array(np.concatenate([tuned[f].head for f in folds]).astype(np.float64))},
-        schema=tuned_vectors_schema(dim),
+         "head_score": pa.array(np.concatenate([finetuned[f].head for f in folds]).astype(np.float64))},
+        schema=finetuned_vectors_schema(dim),
     )
 
 
-def read_tuned_vectors(path: str | os.PathLike, clips: pd.DataFrame, folds: Sequence[int]) -> dict[int, FoldVectors]:
-    """Read a tuned-vectors file: for each of ``folds``, rows aligned to ``clips`` (every clip exactly once)."""
+def read_finetuned_vectors(path: str | os.PathLike, clips: pd.DataFrame, folds: Sequence[int]) -> dict[int, FoldVectors]:
+    """Read a finetuned-vectors file: for each of ``folds``, rows aligned to ``clips`` (every clip exactly once)."""
 
     table = read_table(path)
-    missing = [c for c in tuned_vectors_schema(1).names if c not in table.column_names]
+    missing = [c for c in finetuned_vectors_schema(1).names if c not in table.column_names]
     if missing:
-        raise InputError(path, f"missing columns {missing}; expected {tuned_vectors_schema(1).names}")
+        raise InputError(path, f"missing columns {missing}; expected {finetuned_vectors_schema(1).names}")
     matrix = embedding_matrix(table, path)
     frame = pd.DataFrame({"fold": table.column("fold").to_numpy(), "video_id": table.column("video_id").to_pylist(),
                           "clip_idx": table.column("clip_idx").to_numpy(),

@@ -1,4 +1,4 @@
-"""Span-SRL corpus from PropBank EWT skeletons + UD EWT words (official PropBank split).
+"""Span-SRL training data from PropBank EWT skeletons + UD EWT words (official PropBank split).
 
 The PropBank release ships EWT annotation as CoNLL skeletons without words (``[WORD]``); UD EWT
 has the same documents with their words. One pass aligns them: document name -> CoNLL-U file,
@@ -35,7 +35,7 @@ SPLIT_LIST = "propbank-release/docs/evaluation/ewt.{split}.txt"
 UD_SOURCES = Path("UD_English-EWT/not-to-release/sources")
 
 #: One row per verbal predicate instance.
-SRL_CORPUS = pa.schema(
+SRL_TRAINING_DATA = pa.schema(
     [
         pa.field("split", pa.string(), nullable=False),
         pa.field("doc", pa.string(), nullable=False),  # e.g. answers/00/<name>.xml
@@ -48,7 +48,7 @@ SRL_CORPUS = pa.schema(
         pa.field("tags", pa.list_(pa.string()), nullable=False),
     ]
 )
-CORPUS_KEYS = ("split", "doc", "sent_idx", "predicate_idx")
+TRAINING_DATA_KEYS = ("split", "doc", "sent_idx", "predicate_idx")
 
 _OPEN = re.compile(r"\(([^*()]+)\*")
 
@@ -200,8 +200,8 @@ def frame_tags(spans, predicate_idx: int, n_words: int, report: AlignmentReport)
     return spans_to_bio(n_words, out)
 
 
-def build_corpus(root: str | Path, *, min_pos_agreement: float = 0.5) -> tuple[list[dict], AlignmentReport]:
-    """Rows of ``SRL_CORPUS`` for every aligned sentence, and the alignment report."""
+def build_training_data(root: str | Path, *, min_pos_agreement: float = 0.5) -> tuple[list[dict], AlignmentReport]:
+    """Rows of ``SRL_TRAINING_DATA`` for every aligned sentence, and the alignment report."""
     root = Path(root)
     report = AlignmentReport()
     doc_split = read_split_lists(root)

@@ -1,7 +1,7 @@
 """The parse table every SRL backend writes: one row per labelled chunk of one predicate frame.
 
-``results/srl/<backend>.parquet`` (``SRL_FRAMES``): per clip, frames are numbered in predicate
-order; each frame has its ``V`` row and one row per argument chunk, in word order, with the
+``results/srl/<backend>.parquet`` (``SRL_PARSES``): per clip, the frames are numbered in
+predicate order; each frame has its ``V`` row and one row per argument chunk, in word order, with the
 chunk's words joined by spaces (as upstream joined AllenNLP's words). ``score`` is the backend's
 confidence in the chunk (mean tag probability for the tagger; null for rule-based or imported
 parses). A clip without predicates has no rows.
@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 
 import pyarrow as pa
 
-SRL_FRAMES = pa.schema(
+SRL_PARSES = pa.schema(
     [
         pa.field("backend", pa.string(), nullable=False),
         pa.field("video_id", pa.string(), nullable=False),
@@ -29,7 +29,7 @@ SRL_FRAMES = pa.schema(
         pa.field("score", pa.float64(), nullable=True),
     ]
 )
-FRAME_KEYS = ("video_id", "clip_idx", "frame_idx", "chunk_idx")
+PARSE_KEYS = ("video_id", "clip_idx", "frame_idx", "chunk_idx")
 
 
 @dataclass(frozen=True)
@@ -41,12 +41,12 @@ class Chunk:
     score: float | None = None
 
 
-def frame_rows(backend: str, video_id: str, clip_idx: int, frames: Sequence[Sequence[Chunk]]) -> list[dict]:
-    """Rows of ``SRL_FRAMES`` for one clip. A frame must hold a ``V`` chunk."""
+def parse_rows(backend: str, video_id: str, clip_idx: int, parses: Sequence[Sequence[Chunk]]) -> list[dict]:
+    """Rows of ``SRL_PARSES`` for one clip. A frame must hold a ``V`` chunk."""
     from cookproc.data.wordnet import verb_lemma
 
     rows = []
-    for f, chunks in enumerate(frames):
+    for f, chunks in enumerate(parses):
         verbs = [c for c in chunks if c.role == "V"]
         if not verbs:
             raise ValueError(f"{video_id} clip {clip_idx} frame {f}: no V chunk in {chunks}")
@@ -61,15 +61,15 @@ def frame_rows(backend: str, video_id: str, clip_idx: int, frames: Sequence[Sequ
     return rows
 
 
-def clip_frames(table: pa.Table) -> dict[tuple[str, int], list[list[Chunk]]]:
-    """``SRL_FRAMES`` back to ``{(video_id, clip_idx): [frame chunks in order]}``."""
+def clip_parses(table: pa.Table) -> dict[tuple[str, int], list[list[Chunk]]]:
+    """``SRL_PARSES`` back to ``{(video_id, clip_idx): [frame chunks in order]}``."""
     out: dict[tuple[str, int], dict[int, list[tuple[int, Chunk]]]] = {}
     cols = table.select(["video_id", "clip_idx", "frame_idx", "chunk_idx", "role", "text",
                          "token_start", "token_end", "score"]).to_pydict()
     for v, c, f, k, role, text, s, e, score in zip(*cols.values()):
         out.setdefault((v, c), {}).setdefault(f, []).append((k, Chunk(role, text, s, e, score)))
-    return {key: [[ch for _, ch in sorted(frames[f], key=lambda x: x[0])] for f in sorted(frames)]
-            for key, frames in out.items()}
+    return {key: [[ch for _, ch in sorted(by_frame[f], key=lambda x: x[0])] for f in sorted(by_frame)]
+            for key, by_frame in out.items()}
 
 
 def chunks_from_tags(words: Sequence[str], spans: Iterable[tuple[str, int, int]],

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from cookproc.srl.corpus import build_corpus
+from cookproc.srl.training_data import build_training_data
 
 SKEL = """\
 google/ewt/answers/00/d1.xml 0 0 [WORD] PRP (TOP(S(NP*) - - (ARG0*) *
@@ -59,7 +59,7 @@ def make_root(tmp_path: Path) -> Path:
 
 
 def test_synthetic_alignment_and_label_normalisation(tmp_path):
-    rows, report = build_corpus(make_root(tmp_path))
+    rows, report = build_training_data(make_root(tmp_path))
     by_pred = {(r["sent_idx"], r["predicate_idx"]): r for r in rows}
     pick = by_pred[(0, 1)]
     assert pick["words"] == ["I", "picked", "up", "it", "to", "eat", "it", "."]
@@ -79,7 +79,7 @@ def test_token_count_mismatch_is_counted_not_hidden(tmp_path):
     root = make_root(tmp_path)
     ud = root / "UD_English-EWT/not-to-release/sources/answers/d1.xml.conllu"
     ud.write_text(CONLLU.replace("7\tit\tit\tPRON\tPRP\t_\t6\tobj\t_\t_\n", ""))
-    rows, report = build_corpus(root)
+    rows, report = build_training_data(root)
     assert report.sentences_misaligned == 1
     assert {r["sent_idx"] for r in rows} == {2}
     assert "sentences not aligned (skipped): 1" in report.as_text()
@@ -90,7 +90,7 @@ EWT = Path(__file__).resolve().parents[2] / "shared/data/propbank-ewt"
 
 @pytest.mark.skipif(not (EWT / "propbank-release").is_dir(), reason="PropBank EWT not present")
 def test_hand_checked_ewt_sentences():
-    rows, report = build_corpus(EWT)
+    rows, report = build_training_data(EWT)
     doc = "answers/00/20111107193044AAvUYBv_ans.xml"
     sent = {r["predicate_idx"]: r for r in rows if r["doc"] == doc and r["sent_idx"] == 0}
     assert sent[6]["words"] == ["I", "'m", "mad", "and", "do", "n't", "know", "what", "to", "do", "!"]
