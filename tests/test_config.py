@@ -22,7 +22,21 @@ def test_shipped_config_is_valid_and_defaults_fill_in():
     validate_config(config)
     empty = validate_config({})
     assert empty["upstream"]["dir"] == config["upstream"]["dir"]
-    assert empty["tables"]["tuple_systems"] == ["upstream-srl-heur"]
+    assert "srl-heur-tagger" in empty["tables"]["tuple_systems"]
+
+
+def paths_and_values(node, prefix=""):
+    if isinstance(node, dict):
+        return {k: v for key, child in node.items() for k, v in paths_and_values(child, f"{prefix}{key}.").items()}
+    return {prefix.rstrip("."): node}
+
+
+def test_config_yaml_states_every_key_with_the_schemas_default():
+    """Defaults live in the schema; config.yaml restates each key (with its comment) and no other
+    value, so a run without config.yaml (another working directory, `cookproc`) is the default run."""
+    stated, defaults = paths_and_values(load_config()), paths_and_values(validate_config({}))
+    assert sorted(set(defaults) - set(stated)) == [], "keys config.yaml does not state"
+    assert {k: (stated[k], defaults[k]) for k in defaults if stated[k] != defaults[k]} == {}
 
 
 def test_defaults_fill_in_behind_nested_references():

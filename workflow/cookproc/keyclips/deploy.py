@@ -75,7 +75,7 @@ class SelectorSpec:
     threshold_metric: str
 
 
-ARTIFACT = ModelFormat("cookproc.keyclip-selector", 1, kind="key-clip selector", rule="deploy_keyclip_selector",
+ARTIFACT = ModelFormat("cookproc.keyclip-selector", 2, kind="key-clip selector", rule="deploy_keyclip_selector",
                        rebuild="train the selector again",
                        files=("model.json", "encoder", "finetuned_top.safetensors", "net.safetensors", "vocabulary.json"),
                        required=("code", "training"), spec=SelectorSpec)
