@@ -11,6 +11,7 @@ resolved), so a lazy import cannot hide an edge. The layering:
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,15 @@ def test_largest_module_is_under_the_limit():
     lengths = {str(p.relative_to(REPO)): len(p.read_text(encoding="utf-8").splitlines()) for p in library_modules()}
     over = sorted(((n, path) for path, n in lengths.items() if n >= LARGEST_MODULE_LINES), reverse=True)
     assert not over, f"modules of {LARGEST_MODULE_LINES} lines or more: " + ", ".join(f"{p} ({n})" for n, p in over)
+
+
+def test_contributing_maps_every_package_and_module():
+    """CONTRIBUTING.md's table of packages names each package of the library and each of its modules."""
+    text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    rows = {m.group(1): m.group(2) for m in
+            re.finditer(r"^\s*\| `(\w+)/` \|(.*)\|\s*$", text, re.M)}
+    assert set(rows) == PACKAGES, f"packages in the table {sorted(rows)}, in the library {sorted(PACKAGES)}"
+    missing = [f"{package}/{path.stem}" for package in sorted(PACKAGES)
+               for path in sorted((LIBRARY / package).glob("*.py"))
+               if path.stem != "__init__" and f"`{path.stem}`" not in rows[package]]
+    assert not missing, f"modules CONTRIBUTING.md's table does not name: {missing}"
