@@ -119,12 +119,13 @@ def write_synthetic_dataset(dataset: Path, n_shards: int, clips_per_shard: int) 
 
 # Each step after the shards, as its script runs it (argv: dataset folder, shard count, scratch folder).
 STEPS = {
-    "imports only": "import pyarrow.parquet, cookproc.app.corpus, cookproc.evaluation.report",
+    "imports only": "import pyarrow.parquet, cookproc.app.corpus, cookproc.app.report_pages",
     "corpus_dataset": "from cookproc.app.corpus import tidy_dataset, write_dataset_metadata\n"
                       "tidy_dataset(d, n, scratch + '/damaged'); write_dataset_metadata(d, n)",
     "corpus_markdown": "import os\nfrom cookproc.app.corpus import write_markdown\n"
                        "os.makedirs(scratch + '/markdown'); write_markdown(d, scratch + '/markdown')",
-    "report_corpus": "from cookproc.evaluation.report import page, summarise_corpus\n"
+    "report_corpus": "from cookproc.app.report_pages import summarise_corpus\n"
+                     "from cookproc.evaluation.report import page\n"
                      "page('corpus', summarise_corpus(d).html(top=20))",
     "corpus_export": "from cookproc.app.corpus import CORPUS_CLIPS, dataset_partitions, gather_shards\n"
                      "from cookproc.core.parquet_io import write_parquet\n"

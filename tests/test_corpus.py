@@ -262,7 +262,7 @@ def test_three_shards_read_as_one_table_what_one_shard_gives(tmp_path, upstream,
 
 @pytest.mark.slow
 def test_the_corpus_report_reads_the_dataset(three_shards):
-    from cookproc.evaluation.report import corpus_summary_html
+    from cookproc.app.report_pages import corpus_summary_html
 
     run_snakemake(three_shards, "results/report/corpus/tiny.html")
     page = (three_shards / "results/report/corpus/tiny.html").read_text(encoding="utf-8")

@@ -15,7 +15,8 @@ import pytest
 from cookproc.core.parquet_io import write_parquet
 from cookproc.core.schemas import CLIP_KEY, CLIPS, GOLD_ARG_ROLES, KEYCLIPS
 from cookproc.app.corpus import CORPUS_CLIPS, documents_table, partition_path, shard_of, write_dataset_metadata
-from cookproc.evaluation.report import per_recipe_scores, summarise_corpus
+from cookproc.app.report_pages import summarise_corpus
+from cookproc.evaluation.report import per_recipe_scores
 from fixtures import REPO
 
 
