@@ -256,19 +256,27 @@ def _where(name: str, text: str, match: re.Match) -> str:
     return f"{name}, block numbers:{match['kind']} (line {text.count(chr(10), 0, match.start()) + 1})"
 
 
+def substitute(text: str, matches: list[re.Match], group: str, render, where) -> str:
+    """``text`` with the ``group`` of each match replaced by ``render(match)``; a BlockError is
+    raised again prefixed by ``where(match)`` (blocks and inline values alike)."""
+    out, end = [], 0
+    for match in matches:
+        try:
+            rendered = render(match)
+        except BlockError as exc:
+            raise BlockError(f"{where(match)}: {exc}") from None
+        out += [text[end:match.start(group)], rendered]
+        end = match.end(group)
+    return "".join(out) + text[end:]
+
+
 def render_text(text: str, numbers: Mapping, name: str = "<text>") -> str:
     """``text`` with every block's body rendered from ``numbers``."""
-    out, end = [], 0
-    for match in blocks(text):
-        try:
-            body = render_block(match["kind"], match["attrs"], numbers)
-        except BlockError as exc:
-            raise BlockError(f"{_where(name, text, match)}: {exc}") from None
-        out += [text[end:match.start("body")], body]
-        end = match.end("body")
+    rendered = substitute(text, blocks(text), "body", lambda m: render_block(m["kind"], m["attrs"], numbers),
+                          lambda m: _where(name, text, m))
     from cookproc.evaluation.render_inline import render_values  # builds on this module's lookups
 
-    return render_values("".join(out) + text[end:], numbers, name)
+    return render_values(rendered, numbers, name)
 
 
 def first_difference(found: str, expected: str) -> str | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from cookproc.evaluation.render import BlockError, _attrs, _find, _fmt, _rows, blocks
+from cookproc.evaluation.render import BlockError, _attrs, _find, _fmt, _rows, blocks, substitute
 
 INLINE = re.compile(r"(?<!`)(?P<marker><!-- n:(?P<kind>[a-z0-9-]+)(?P<attrs>[^>\n]*?)\s*-->)"
                     r"(?P<value>[^<\n]*)<!-- /n -->")
@@ -180,15 +180,8 @@ def _where(name: str, text: str, match: re.Match) -> str:
 
 def render_values(text: str, numbers: Mapping, name: str = "<text>") -> str:
     """``text`` with every value rendered from ``numbers``."""
-    out, end = [], 0
-    for match in values(text):
-        try:
-            value = render_value(match["kind"], match["attrs"], numbers)
-        except BlockError as exc:
-            raise BlockError(f"{_where(name, text, match)}: {exc}") from None
-        out += [text[end:match.start("value")], value]
-        end = match.end("value")
-    return "".join(out) + text[end:]
+    return substitute(text, values(text), "value", lambda m: render_value(m["kind"], m["attrs"], numbers),
+                      lambda m: _where(name, text, m))
 
 
 def check_values(text: str, numbers: Mapping, name: str = "<text>") -> list[str]:
