@@ -121,6 +121,31 @@ def test_a_table2_block_renders_each_field_and_check_catches_a_changed_count():
         render.render_text(block.replace("exact_pct", "per_key_clip"), numbers, "doc.md")
 
 
+def test_a_table4_block_shows_seed_spread_objective_and_threshold_free_scores():
+    numbers = toy_numbers()
+    numbers["table4"] = [
+        {"system": "neural-text", "accuracy": 83.04, "f1": 66.12, "accuracy_sd": 0.31, "f1_sd": 0.52,
+         "seeds": "mean over seeds 0, 1, 2", "threshold_objective": "f1 (nested)", "auc_roc": 0.90412,
+         "average_precision": 0.70866},
+        {"system": "upstream-neural", "accuracy": 77.66, "f1": 60.84, "accuracy_sd": None, "f1_sd": None,
+         "seeds": "upstream's predictions", "threshold_objective": "none (binary decisions)", "auc_roc": None,
+         "average_precision": None}]
+    block = ("<!-- numbers:table4 systems=neural-text,upstream-neural "
+             "metrics=accuracy,f1,seeds,threshold_objective,auc_roc,average_precision -->\n<!-- /numbers -->\n")
+    text = render.render_text(block, numbers, "doc.md")
+    assert ("| system | Acc | F1 | seeds | threshold objective | AUC-ROC | AP |\n|---|---|---|---|---|---|---|\n"
+            "| `neural-text` | 83.0 ± 0.3 | 66.1 ± 0.5 | mean over seeds 0, 1, 2 | f1 (nested) | 0.904 | 0.709 |\n"
+            "| `upstream-neural` | 77.7 | 60.8 | upstream's predictions | none (binary decisions) | – | – |\n") in text
+    assert render.check_text(text, numbers, "doc.md") == []
+    # A changed spread or threshold-free score is a difference, not decoration.
+    assert render.check_text(text.replace("± 0.5", "± 0.6"), numbers, "doc.md")
+    assert render.check_text(text.replace("0.709", "0.710"), numbers, "doc.md")
+    value = "<!-- n:table4 system=neural-text metric=average_precision -->0<!-- /n -->"
+    assert render.render_text(value, numbers) == value.replace("-->0<", "-->0.709<")
+    with pytest.raises(render.BlockError, match="table4: no column 'auc' in the numbers file's row of 'neural-text'"):
+        render.render_text(block.replace("auc_roc", "auc"), numbers, "doc.md")
+
+
 def test_a_single_seed_gives_its_score_and_no_spread():
     numbers = toy_numbers()
     numbers["seeds"] = [r for r in numbers["seeds"] if r["run"] == "seed 1"]

@@ -15,7 +15,10 @@ import re
 from typing import Mapping, Sequence
 
 #: Column headers of the rendered tables (other columns are headed by their CSV name).
-HEADERS = {"accuracy": "Acc", "precision": "P", "recall": "R", "f1": "F1"}
+HEADERS = {"accuracy": "Acc", "precision": "P", "recall": "R", "f1": "F1", "threshold_objective": "threshold objective",
+           "auc_roc": "AUC-ROC", "average_precision": "AP"}
+#: Table 4's threshold-free columns: fractions over the out-of-fold scores, not percentages.
+THRESHOLD_FREE = ("auc_roc", "average_precision")
 END = "<!-- /numbers -->"
 BLOCK = re.compile(r"^<!-- numbers:(?P<kind>[a-z0-9-]+)(?P<attrs>[^>\n]*?)\s*-->[ \t]*\n(?P<body>.*?)^<!-- /numbers -->",
                    re.M | re.S)
@@ -91,9 +94,23 @@ def _table2(numbers, attrs):
     return _table(["field", *columns], rows)
 
 
+def _table4_cell(row: Mapping, metric: str, digits: int) -> str:
+    """A Table 4 cell: a percentage with `` ± sd`` where the row is a mean over seeds, a threshold-free
+    score (AUC-ROC, AP: fractions) to 3 decimals, a label (``seeds``, ``threshold_objective``) as it is."""
+    if metric not in row:
+        raise BlockError(f"table4: no column {metric!r} in the numbers file's row of {row.get('system')!r}")
+    value = row[metric]
+    if metric in THRESHOLD_FREE:
+        return _fmt(value, 3)
+    sd = row.get(f"{metric}_sd")
+    return _fmt(value, digits) + (f" ± {_fmt(sd, digits)}" if sd is not None else "")
+
+
 def _table4(numbers, attrs):
+    """Rows: systems; columns: ``metrics`` (Acc/P/R/F1 by default; also ``seeds``,
+    ``threshold_objective``, ``auc_roc``, ``average_precision``: any column of results/table4.csv)."""
     metrics, digits = _list(attrs, "metrics", "accuracy,precision,recall,f1"), int(attrs.get("digits", 1))
-    rows = [[f"`{s}`", *(_fmt(_find(_rows(numbers, "table4"), "table4", system=s).get(m), digits) for m in metrics)]
+    rows = [[f"`{s}`", *(_table4_cell(_find(_rows(numbers, "table4"), "table4", system=s), m, digits) for m in metrics)]
             for s in _list(attrs, "systems")]
     return _table(["system", *(HEADERS.get(m, m) for m in metrics)], rows)
 

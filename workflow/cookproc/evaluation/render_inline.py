@@ -5,7 +5,7 @@ the kinds read the same rows as :mod:`cookproc.evaluation.render`'s blocks:
 
 - ``table2 field=verbs|arguments column=``: a Table 2 cell (dataset statistics; a count has no
   decimals, a float 1 unless ``digits=``; a percentage's "%" stays outside the marker);
-- ``table4 system= [metric=f1]``: a Table 4 cell;
+- ``table4 system= [metric=f1]``: a Table 4 cell (AUC-ROC and AP to 3 decimals);
 - ``table5 row=SYSTEM[@KEYCLIPS] cell=FIELD:MODE [counting=] [value=f1]``: a Table 5 cell (counting
   ``oracle`` for oracle key clips, else ``predicted`` unless given);
 - ``seeds system= [metric=f1] [stat=mean|sd]``: a neural selector's mean or sd over seeds (one
@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from cookproc.evaluation.render import BlockError, _attrs, _find, _fmt, _rows, blocks, substitute
+from cookproc.evaluation.render import THRESHOLD_FREE, BlockError, _attrs, _find, _fmt, _rows, blocks, substitute
 
 INLINE = re.compile(r"(?<!`)(?P<marker><!-- n:(?P<kind>[a-z0-9-]+)(?P<attrs>[^>\n]*?)\s*-->)"
                     r"(?P<value>[^<\n]*)<!-- /n -->")
@@ -41,7 +41,8 @@ def _table2(numbers, a):
 
 
 def _table4(numbers, a):
-    return _find(_rows(numbers, "table4"), "table4", system=a["system"])[a.get("metric", "f1")], 1
+    metric = a.get("metric", "f1")
+    return _find(_rows(numbers, "table4"), "table4", system=a["system"])[metric], 3 if metric in THRESHOLD_FREE else 1
 
 
 def _table5(numbers, a):
