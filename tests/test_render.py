@@ -146,6 +146,30 @@ def test_a_table4_block_shows_seed_spread_objective_and_threshold_free_scores():
         render.render_text(block.replace("auc_roc", "auc"), numbers, "doc.md")
 
 
+def test_a_significance_block_lists_the_declared_family_with_runs_and_p_values():
+    numbers = toy_numbers()
+    common = {"metric": "f1", "comparison": "declared pair", "resamples": 9999, "mode": "exact", "field": "verbs"}
+    numbers["significance"] = [
+        {**common, "table": "table4", "keyclips": "-", "counting": "-", "field": "key clips", "mode": "-",
+         "system_a": "neural-text", "run_a": "seed 0", "system_b": "upstream-neural", "run_b": "upstream's predictions",
+         "difference": 5.254, "ci_low": 4.01, "ci_high": 6.499, "p_value": 0.0001, "p_holm": 0.0048, "significant": True},
+        {**common, "table": "table5", "keyclips": "upstream-neural", "counting": "predicted-masked",
+         "system_a": "srl-heur-spacy", "run_a": "-", "system_b": "upstream-srl-heur", "run_b": "-",
+         "difference": -0.31, "ci_low": -0.9, "ci_high": 0.28, "p_value": 0.3012, "p_holm": 1.0, "significant": False}]
+    block = "<!-- numbers:significance tables=table4,table5 -->\n<!-- /numbers -->\n"
+    text = render.render_text(block, numbers, "doc.md")
+    assert ("| Table 4, key clips | `neural-text` (seed 0) | `upstream-neural` (upstream's predictions) | "
+            "5.25 [4.01, 6.50] | 0.0001 | 0.0048 | yes |") in text
+    assert ("| Table 5, upstream-neural key clips (predicted-masked), verbs exact | `srl-heur-spacy` | "
+            "`upstream-srl-heur` | -0.31 [-0.90, 0.28] | 0.3012 | 1.0000 | no |") in text
+    assert render.check_text(text, numbers, "doc.md") == []
+    assert render.check_text(text.replace("0.3012", "0.3013"), numbers, "doc.md")
+    only4 = render.render_text(block.replace("table4,table5", "table4"), numbers, "doc.md")
+    assert "neural-text" in only4 and "srl-heur-spacy" not in only4
+    with pytest.raises(render.BlockError, match="significance: no comparison in tables"):
+        render.render_text(block.replace("table4,table5", "table3"), numbers, "doc.md")
+
+
 def test_a_single_seed_gives_its_score_and_no_spread():
     numbers = toy_numbers()
     numbers["seeds"] = [r for r in numbers["seeds"] if r["run"] == "seed 1"]

@@ -11,6 +11,7 @@ block and its first differing number; :func:`lint_text` checks the blocks withou
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Mapping, Sequence
 
@@ -205,6 +206,33 @@ def _run_times(numbers, attrs):
     return _table(["benchmark file", "seconds", "max RSS (MB)"], out)
 
 
+def _significance(numbers, attrs):
+    """The declared family of comparisons (results/significance.csv), in its order: each row's cell,
+    the two systems with the run each is scored on (seed or pooling), the F1 difference and its
+    interval, the raw and Holm-adjusted bootstrap p-values, and whether it is significant after Holm."""
+    tables, digits = _list(attrs, "tables"), int(attrs.get("digits", 2))
+    rows = [r for r in _rows(numbers, "significance") if r["table"] in tables]
+    if not rows:
+        raise BlockError(f"significance: no comparison in tables {tables}")
+    pdigits = math.ceil(math.log10(int(rows[0]["resamples"]) + 1))  # p >= 1/(B+1): enough decimals to show it
+
+    def cell(r):
+        if r["table"] == "table4":
+            return "Table 4, key clips"
+        return f"Table 5, {r['keyclips']} key clips" + ("" if r["counting"] == r["keyclips"] else f" ({r['counting']})") \
+            + f", {r['field']} {r['mode']}"
+
+    def system(name, run):
+        return f"`{name}`" + ("" if run in (None, "-") else f" ({run})")
+
+    out = [[cell(r), system(r["system_a"], r["run_a"]), system(r["system_b"], r["run_b"]),
+            f"{_fmt(r['difference'], digits)} [{_fmt(r['ci_low'], digits)}, {_fmt(r['ci_high'], digits)}]",
+            _fmt(r["p_value"], pdigits), _fmt(r["p_holm"], pdigits), "yes" if r["significant"] else "no"]
+           for r in rows]
+    return _table(["cell", "A", "B", f"{HEADERS.get(rows[0]['metric'], rows[0]['metric'])} A − B [95% interval]",
+                   "p", "p (Holm)", "significant"], out)
+
+
 def _stamp_only(numbers, attrs):
     """A ``stamp`` block: the stamp line alone, for the figures in a document's prose
     (:mod:`cookproc.evaluation.render_inline`)."""
@@ -212,12 +240,12 @@ def _stamp_only(numbers, attrs):
 
 
 KINDS = {"table2": _table2, "table4": _table4, "table5": _table5, "seeds": _seeds, "intervals": _intervals,
-         "models": _models, "run-times": _run_times, "stamp": _stamp_only}
+         "models": _models, "run-times": _run_times, "significance": _significance, "stamp": _stamp_only}
 #: Each kind's attributes: the required one first, then the optional ones.
 ATTRS = {"table2": ("fields", "columns", "digits"), "table4": ("systems", "metrics", "digits"),
          "table5": ("rows", "keyclips", "countings", "cells", "values", "digits"),
          "seeds": ("systems", "metrics", "digits"), "intervals": ("rows", "metric", "digits"),
-         "models": ("models", "digits"), "run-times": ("jobs",), "stamp": ()}
+         "models": ("models", "digits"), "run-times": ("jobs",), "significance": ("tables", "digits"), "stamp": ()}
 STAMP_START = "*Numbers from "
 
 
