@@ -195,6 +195,12 @@ FIXTURE_DOC = """# A doc with every kind of block
 <!-- numbers:run-times jobs=benchmarks/deploy/keyclip_selector.tsv -->
 <!-- /numbers -->
 
+<!-- numbers:table4 systems=neural-text metrics=f1,seeds,threshold_objective,auc_roc,average_precision -->
+<!-- /numbers -->
+
+<!-- numbers:significance tables=table4,table5 -->
+<!-- /numbers -->
+
 <!-- numbers:stamp -->
 <!-- /numbers -->
 
@@ -219,7 +225,15 @@ def test_the_fixture_run_renders_every_block_and_the_check_names_a_changed_numbe
     text = doc.read_text(encoding="utf-8")
     neural = next(r for r in numbers["table4"] if r["system"] == "neural-text")
     assert f"| `neural-text` | {neural['accuracy']:.1f} | {neural['precision']:.1f} |" in text
-    assert text.count(f"*Numbers from run {head[:7]}") == 8
+    assert text.count(f"*Numbers from run {head[:7]}") == 10
+    # Threshold-free scores and the threshold objective next to the seeds label.
+    assert (f"| `neural-text` | {neural['f1']:.1f} | {neural['seeds']} | {neural['threshold_objective']} | "
+            f"{neural['auc_roc']:.3f} | {neural['average_precision']:.3f} |") in text
+    # The declared family, every comparison once, none with p = 0.
+    family = text[text.index("<!-- numbers:significance"):]
+    family = family[:family.index("<!-- /numbers -->")]
+    assert family.count("\n| Table ") == len(numbers["significance"]) > 0
+    assert "| 0.0000 |" not in family and "`upstream-" in family
     assert f"F1 <!-- n:table4 system=neural-text -->{neural['f1']:.1f}<!-- /n -->," in text
     # One seed in the fixture: its score, and no spread.
     assert f"-->{neural['f1']:.2f}<!-- /n --> ± <!-- n:seeds system=neural-text stat=sd -->–<!-- /n -->;" in text

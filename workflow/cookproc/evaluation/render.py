@@ -156,7 +156,8 @@ def _seeds(numbers, attrs):
 
 
 def _intervals(numbers, attrs):
-    """Bootstrap intervals: rows ``system`` (Table 4) or ``system@keyclips/counting/field/mode`` (Table 5)."""
+    """Bootstrap intervals: rows ``system`` (Table 4) or ``system@keyclips/counting/field/mode`` (Table 5),
+    each with the run it was computed from (a seed, or the mean over seeds)."""
     metric, digits = attrs.get("metric", "f1"), int(attrs.get("digits", 1))
     out = []
     for item in _list(attrs, "rows"):
@@ -169,8 +170,9 @@ def _intervals(numbers, attrs):
         else:
             row = _find(_rows(numbers, "table4_ci"), "table4_ci", system=system, metric=metric)
             label = f"`{system}`, key clips"
-        out.append([label, _fmt(row["value"], digits), f"[{_fmt(row['ci_low'], digits)}, {_fmt(row['ci_high'], digits)}]"])
-    return _table(["cell", HEADERS.get(metric, metric), "95% interval"], out)
+        out.append([label, str(row.get("run") or "–"), _fmt(row["value"], digits),
+                    f"[{_fmt(row['ci_low'], digits)}, {_fmt(row['ci_high'], digits)}]"])
+    return _table(["cell", "run (seed or pooling)", HEADERS.get(metric, metric), "95% interval"], out)
 
 
 def _models(numbers, attrs):
