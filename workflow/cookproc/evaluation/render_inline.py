@@ -26,7 +26,8 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from cookproc.evaluation.render import THRESHOLD_FREE, BlockError, _attrs, _find, _fmt, _rows, blocks, substitute
+from cookproc.evaluation.render import blocks, substitute
+from cookproc.evaluation.render_cells import THRESHOLD_FREE, BlockError, _attrs, _find, _fmt, _rows
 
 INLINE = re.compile(r"(?<!`)(?P<marker><!-- n:(?P<kind>[a-z0-9-]+)(?P<attrs>[^>\n]*?)\s*-->)"
                     r"(?P<value>[^<\n]*)<!-- /n -->")
