@@ -161,7 +161,9 @@ def _significance(numbers, attrs):
     rows = [r for r in _rows(numbers, "significance") if r["table"] in tables]
     if not rows:
         raise BlockError(f"significance: no comparison in tables {tables}")
-    pdigits = math.ceil(math.log10(int(rows[0]["resamples"]) + 1))  # p >= 1/(B+1): enough decimals to show it
+    from cookproc.evaluation.significance import smallest_p_value  # 2 / (B + 1), the bootstrap's own floor
+
+    pdigits = math.ceil(-math.log10(smallest_p_value(int(rows[0]["resamples"]))))  # enough decimals to show it
 
     def cell(r):
         if r["table"] == "table4":
