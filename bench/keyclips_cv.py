@@ -27,7 +27,7 @@ from cookproc.keyclips.neural import FinetunedSentences, run_neural, set_torch_t
 from cookproc.learn.sentence_vectors import clip_text_features
 from cookproc.keyclips.tfidf import tfidf_fit_predict
 from cookproc.keyclips.train import KeyClipTrainConfig
-from cookproc.evaluation.metrics import score_keyclips
+from cookproc.scoring.metrics import score_keyclips
 
 
 def main() -> None:

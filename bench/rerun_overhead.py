@@ -92,8 +92,8 @@ def main() -> int:
         checkouts = {"base": export_base(args.base, tmp / "base" / "src"),
                      "current": export_current(tmp / "current" / "src")}
         for src in checkouts.values():  # the compiled scorer (built by `pip install -e .`, not tracked)
-            for built in (REPO / "workflow" / "cookproc").glob("_fuzz*.so"):
-                shutil.copy2(built, src / "workflow" / "cookproc" / built.name)
+            for built in (REPO / "workflow" / "cookproc").rglob("_fuzz*.so"):
+                shutil.copy2(built, src / built.relative_to(REPO))
         works = {name: make_workdir(src, src.parent / "work") for name, src in checkouts.items()}
         for name in checkouts:
             src, work = checkouts[name], works[name]

@@ -55,7 +55,8 @@ def reference_cells(gold, pred, predicted_key):
 
 
 def our_cells(gold, pred, predicted_key, workers=1):
-    from cookproc.evaluation.metrics import SimilarityCache, score_table5_cells
+    from cookproc.scoring.metrics import score_table5_cells
+    from cookproc.scoring.similarity import SimilarityCache
 
     cache = SimilarityCache(workers)
     cells = {}
@@ -87,7 +88,7 @@ def main() -> int:
 
     timings = {}
     results = {}
-    for name, fn in (("reference (fuzzywuzzy + munkres)", reference_cells), ("ours (cookproc.evaluation.metrics)", functools.partial(our_cells, workers=args.workers))):
+    for name, fn in (("reference (fuzzywuzzy + munkres)", reference_cells), ("ours (cookproc.scoring.metrics)", functools.partial(our_cells, workers=args.workers))):
         best = float("inf")
         for _ in range(args.repeat):
             start = time.perf_counter()
@@ -101,7 +102,7 @@ def main() -> int:
           f"ours with {args.workers} worker process(es), the reference single-process as upstream's")
     for name, seconds in timings.items():
         print(f"  {name:<34} {seconds:8.2f} s")
-    ratio = timings["reference (fuzzywuzzy + munkres)"] / timings["ours (cookproc.evaluation.metrics)"]
+    ratio = timings["reference (fuzzywuzzy + munkres)"] / timings["ours (cookproc.scoring.metrics)"]
     print(f"  identical numbers: {identical} (max abs difference {max_diff:.3g})")
     print(f"  speed ratio reference/ours: {ratio:.1f}x (target >= 5x)")
     return 0 if identical else 1

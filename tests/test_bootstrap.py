@@ -38,7 +38,7 @@ def test_identical_videos_give_a_point_interval():
 
 
 def test_keyclip_resamples_without_resampling_equal_the_plain_scores():
-    from cookproc.evaluation.metrics import score_keyclips
+    from cookproc.scoring.metrics import score_keyclips
 
     rng = np.random.default_rng(3)
     gold, pred = rng.random(60) < 0.4, rng.random(60) < 0.5

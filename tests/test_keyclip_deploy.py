@@ -203,7 +203,7 @@ def test_the_candidate_that_wins_on_inner_validation_is_chosen_though_it_loses_e
     validation clips perfectly and every other clip backwards; the net alone (head_weight 0) the
     reverse. Choosing on the inner-validation recipes must pick the head, the loser outside them;
     a choice that looked at any other clip would pick the net."""
-    from cookproc.evaluation.metrics import score_keyclips
+    from cookproc.scoring.metrics import score_keyclips
 
     clips = _clips()
     inner = clips["recipe"].isin(["r0", "r3"]).to_numpy()

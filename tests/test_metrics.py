@@ -6,9 +6,10 @@ import random
 import numpy as np
 import pytest
 
-from cookproc.evaluation import metrics
-from cookproc.evaluation.metrics import (SimilarityCache, counted_clips, fuzz_partial_ratio, fuzz_ratio, mask_predictions,
-                              score_clips, score_keyclips, score_table5_cells, true_positives)
+from cookproc.scoring import similarity
+from cookproc.scoring.metrics import (counted_clips, mask_predictions, score_clips, score_keyclips, score_table5_cells,
+                                      true_positives)
+from cookproc.scoring.similarity import SimilarityCache, fuzz_partial_ratio, fuzz_ratio
 
 S = frozenset
 
@@ -58,10 +59,10 @@ def _random_strings(n, seed):
 
 
 def test_scorer_uses_the_compiled_similarities():
-    # `pip install -e .` builds cookproc.evaluation._fuzz; without it the scorer is several times slower.
-    from cookproc.evaluation import _fuzz
+    # `pip install -e .` builds cookproc.scoring._fuzz; without it the scorer is several times slower.
+    from cookproc.scoring import _fuzz
 
-    assert metrics.COMPILED and fuzz_ratio is _fuzz.ratio and fuzz_partial_ratio is _fuzz.partial_ratio
+    assert similarity.COMPILED and fuzz_ratio is _fuzz.ratio and fuzz_partial_ratio is _fuzz.partial_ratio
 
 
 @pytest.mark.parametrize("implementation", ["compiled", "cydifflib"])
@@ -69,7 +70,7 @@ def test_similarities_equal_fuzzywuzzy_0_18(implementation):
     from fuzzywuzzy import fuzz
 
     ratio, partial = ((fuzz_ratio, fuzz_partial_ratio) if implementation == "compiled"
-                      else (metrics.difflib_ratio, metrics.difflib_partial_ratio))
+                      else (similarity.difflib_ratio, similarity.difflib_partial_ratio))
     phrases = _random_phrases(120, seed=1)
     pairs = list(itertools.product(phrases[:40], phrases)) + [(b, a) for a, b in zip(phrases, phrases[1:])]
     pairs += _random_strings(3000, seed=2)

@@ -8,7 +8,7 @@ import subprocess
 import pyarrow as pa
 import pytest
 
-from cookproc.evaluation.metrics import score_keyclips
+from cookproc.scoring.metrics import score_keyclips
 from cookproc.evaluation.error_analysis import keyclip_errors, tuple_errors
 from cookproc.evaluation.report import csv_page, per_recipe_scores
 from cookproc.core.schemas import CLIPS, GOLD_ARG_ROLES

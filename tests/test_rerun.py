@@ -354,7 +354,7 @@ def test_editing_any_library_module_changes_exactly_the_fingerprints_of_the_rule
 
 # End to end: a module every script runs, leaf modules of single stages, the compiled module's C
 # source, and a module no rule's script runs (the plan must then be empty).
-PLAN_MODULES = ["core/logs.py", "evaluation/stats.py", "evaluation/metrics.py", "evaluation/_fuzz.c", "srl/tagger.py",
+PLAN_MODULES = ["core/logs.py", "evaluation/stats.py", "scoring/metrics.py", "scoring/_fuzz.c", "srl/tagger.py",
                 "keyclips/net.py", "core/fingerprint.py"]
 
 
@@ -463,17 +463,17 @@ def test_a_changed_intermediate_reruns_everything_downstream_of_it(sandbox, work
 
 
 def test_compiled_module_counts_by_its_c_source(tmp_path):
-    # metrics imports cookproc.evaluation._fuzz (compiled): its C source is what an edit changes, so a rule
-    # whose script reaches metrics lists _fuzz.c, and one that does not, does not.
+    # metrics imports cookproc.scoring._fuzz (compiled, through similarity): its C source is what an edit
+    # changes, so a rule whose script reaches metrics lists _fuzz.c, and one that does not, does not.
     from cookproc.core.deps import imported_library_files
 
     library = REPO / "workflow" / "cookproc"
     scorer = tmp_path / "scorer.py"
-    scorer.write_text("from cookproc.evaluation.metrics import score_keyclips\n")
+    scorer.write_text("from cookproc.scoring.metrics import score_keyclips\n")
     other = tmp_path / "other.py"
     other.write_text("import cookproc.core.errors\n")
-    assert library / "evaluation" / "_fuzz.c" in imported_library_files(scorer, library)
-    assert library / "evaluation" / "_fuzz.c" not in imported_library_files(other, library)
+    assert library / "scoring" / "_fuzz.c" in imported_library_files(scorer, library)
+    assert library / "scoring" / "_fuzz.c" not in imported_library_files(other, library)
 
 
 def test_a_damaged_intermediate_fails_naming_it_and_the_next_plain_run_rebuilds_it(sandbox, work, tmp_path):

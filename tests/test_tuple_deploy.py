@@ -180,6 +180,7 @@ def test_procedures_take_verbs_and_arguments_from_the_artifact_and_need_a_select
 
 
 def test_the_model_card_gives_the_cross_validated_cells_with_intervals(artifact):
+    from cookproc.evaluation.bootstrap import oracle_cell_intervals
     from cookproc.supervised import extract
 
     clips = unsaid_verb_clips()
@@ -187,7 +188,7 @@ def test_the_model_card_gives_the_cross_validated_cells_with_intervals(artifact)
     setups = extract.build_setups(clips, {}, [[] for _ in range(len(clips))], LEXICON, lemma, PARAMS)
     preds, _ = extract.run(clips, fold, inner, setups, PARAMS)
     bootstrap = {"unit": "recipe", "resamples": 200, "seed": 1, "confidence": 0.95}
-    cells = deploy.oracle_scores(clips, preds["verbs"], preds["arguments"], bootstrap=bootstrap)
+    cells = oracle_cell_intervals(clips, preds["verbs"], preds["arguments"], bootstrap=bootstrap)
     f1 = {c["field"]: c for c in cells if c["metric"] == "f1"}
     assert set(f1) == {"verbs", "arguments"} and f1["verbs"]["ci_low"] <= f1["verbs"]["value"] <= f1["verbs"]["ci_high"]
     meta = json.loads((artifact / "model.json").read_text())

@@ -208,7 +208,8 @@ def test_tuned_tie_key_lands_on_the_published_visual_cells(mirror):
     equal to a gold item, so its verbs exact cell (the last assertion) does not depend on the key.
     """
     from cookproc.data.dataset import read_benchmark_csv, read_repairs, video_durations_from_manifest
-    from cookproc.evaluation.metrics import SimilarityCache, score_clips
+    from cookproc.scoring.metrics import score_clips
+    from cookproc.scoring.similarity import SimilarityCache
     from cookproc.evaluation.systems import import_upstream_srl
     from cookproc.video.align import align, clip_spans
     from cookproc.video.segments import import_upstream

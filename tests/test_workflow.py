@@ -9,7 +9,7 @@ import pyarrow.compute  # noqa: F401 (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 
-from cookproc.evaluation.metrics import score_keyclips
+from cookproc.scoring.metrics import score_keyclips
 from fixtures import (UPSTREAM_SYSTEMS_ONLY, VIDEOS, check_provenance_against_snakemake, deep_merge, make_workdir,
                       n_clips, run_snakemake)
 

@@ -1,6 +1,6 @@
 """Key-clip and tuple scores per recipe: a tidy CSV and two heatmaps."""
 from cookproc.core.logs import script_logging
-from cookproc.evaluation.metrics import SimilarityCache
+from cookproc.scoring.similarity import SimilarityCache
 from cookproc.evaluation.report import per_recipe_scores, plot_per_recipe
 from cookproc.core.parquet_io import atomic_write_text, read_parquet
 from cookproc.core.schemas import CLIPS, KEYCLIPS, TUPLES

@@ -1,7 +1,7 @@
 """Table 5: tuple extraction scores, oracle and predicted key clips (plus the masked variant), and
 the constant that the paper's counting of predicted key clips multiplies every oracle F1 by."""
 from cookproc.core.logs import script_logging
-from cookproc.evaluation.metrics import SimilarityCache
+from cookproc.scoring.similarity import SimilarityCache
 from cookproc.core.parquet_io import atomic_write_text, read_parquet, write_parquet
 from cookproc.core.schemas import CLIP_SCORES, CLIPS, KEYCLIPS, TUPLES
 from cookproc.evaluation.tables import (predicted_counting_constants, predicted_counting_note, table5_with_clip_scores,

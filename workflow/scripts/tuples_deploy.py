@@ -11,7 +11,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.learn.inputs import align_rows, read_clips_parquet
     from cookproc.srl.baselines import read_lexicon_lines
     from cookproc.learn.artifact import training_summary
-    from cookproc.supervised.deploy import model_card, oracle_scores, save_extractor, training_table
+    from cookproc.evaluation.bootstrap import oracle_cell_intervals
+    from cookproc.supervised.deploy import model_card, save_extractor, training_table
 
     smk = snakemake  # noqa: F821
     p = smk.params
@@ -26,8 +27,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     # The card's scores: the same configuration's cross-validated run (Table 5's supervised-text).
     run = read_parquet(smk.input.crossval, TUPLES).to_pandas()
     rows = align_rows(smk.input.crossval, list(zip(run["video_id"], run["clip_idx"].astype(int))), clips, "tuples")
-    cells = oracle_scores(clips, [list(run["verbs"].iloc[r]) for r in rows], [list(run["args"].iloc[r]) for r in rows],
-                          bootstrap=p.bootstrap)
+    cells = oracle_cell_intervals(clips, [list(run["verbs"].iloc[r]) for r in rows],
+                                  [list(run["args"].iloc[r]) for r in rows], bootstrap=p.bootstrap)
     out = smk.output.model
     meta = {"settings": dict(p.settings), "srl_backend": p.srl_backend,
             "sentence_vectors": "vectors" in smk.input.keys(), "encoder": dict(p.encoder),

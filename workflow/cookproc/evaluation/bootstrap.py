@@ -196,3 +196,29 @@ def table5_intervals(clips: pa.Table, clip_scores: pa.Table, *, unit: str, resam
         f1_samples[system], f1_observed[system] = 100 * samples["f1"], 100 * float(observed["f1"][0])
         f1_runs[system] = run_labels.get((system, keyclips), "-")
     return pa.Table.from_pylist(rows, schema=CI), by_cell
+
+
+def oracle_cell_intervals(clips, verbs: Sequence[Sequence[str]], args: Sequence[Sequence[str]], *, bootstrap: dict,
+                          system: str = "supervised-text") -> list[dict]:
+    """Table 5's oracle-key-clip cells of one cross-validated tuple run (verbs exact, arguments
+    partial; percent) with their bootstrap intervals (``clips``: a data frame of the benchmark's
+    clips with their gold items; ``bootstrap``: the config's tables.bootstrap). A deployed tuple
+    extractor's card states them."""
+    from cookproc.core.schemas import CLIP_SCORES
+    from cookproc.scoring.metrics import clip_scores, counted_clips
+    from cookproc.scoring.similarity import SimilarityCache
+
+    cache = SimilarityCache()
+    rows = []
+    for field, gold_column, predicted, mode in (("verbs", "gold_verbs", verbs, "exact"),
+                                                ("arguments", "gold_args", args, "partial")):
+        gold = [frozenset(g) for g in clips[gold_column]]
+        scores = clip_scores(gold, [frozenset(p) for p in predicted], counted_clips(gold, None), mode, cache)
+        rows += [{"system": system, "keyclips": "oracle", "counting": "oracle", "field": field, "mode": mode,
+                  "video_id": str(clips["video_id"].iloc[i]), "clip_idx": int(clips["clip_idx"].iloc[i]),
+                  "precision": p, "recall": r} for i, p, r in zip(scores.positions, scores.precision, scores.recall)]
+    intervals, _ = table5_intervals(pa.Table.from_pandas(clips[["video_id", "recipe"]], preserve_index=False),
+                                    pa.Table.from_pylist(rows, schema=CLIP_SCORES), unit=bootstrap["unit"],
+                                    resamples=bootstrap["resamples"], seed=bootstrap["seed"],
+                                    confidence=bootstrap["confidence"])
+    return intervals.to_pylist()

@@ -17,7 +17,7 @@ from typing import Sequence
 import pyarrow as pa
 
 from cookproc.core.schemas import KEYCLIPS, conform
-from cookproc.evaluation.metrics import FIELDS, score_keyclips
+from cookproc.scoring.metrics import FIELDS, score_keyclips
 from cookproc.evaluation.report import html_table
 from cookproc.evaluation.tables import align_to_clips, gold_sets, prediction_sets
 

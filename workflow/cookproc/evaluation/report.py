@@ -3,7 +3,7 @@ pages: :mod:`cookproc.evaluation.error_analysis`; the pages of procedures and co
 app's documents: :mod:`cookproc.app.report_pages`).
 
 * Per-recipe scores: Table 4's key-clip F1 and Table 5's oracle tuple F1 computed on each recipe's
-  clips alone (with :mod:`cookproc.evaluation.metrics`, exactly as the tables), as a tidy table and heatmaps.
+  clips alone (with :mod:`cookproc.scoring.metrics`, exactly as the tables), as a tidy table and heatmaps.
 
 Everything is ordered deterministically (count, then text), so pages are byte-identical run to run.
 """
@@ -16,7 +16,8 @@ from typing import Mapping, Sequence
 
 import pyarrow as pa
 
-from cookproc.evaluation.metrics import FIELDS, SimilarityCache, score_clips, score_keyclips
+from cookproc.scoring.metrics import FIELDS, score_clips, score_keyclips
+from cookproc.scoring.similarity import SimilarityCache
 from cookproc.evaluation.tables import gold_sets, keyclip_flags, prediction_sets
 
 #: Per-recipe scores, tidy: one row per recipe x system x field (``keyclips`` for Table 4's F1).

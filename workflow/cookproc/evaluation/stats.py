@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 import pyarrow as pa
 
 from cookproc.data.dataset import split_items
-from cookproc.evaluation.metrics import fuzz_ratio
+from cookproc.scoring.similarity import fuzz_ratio
 from cookproc.core.schemas import GOLD_ARG_ROLES
 
 PRONOUNS = frozenset({"it", "its", "they", "them", "their", "theirs"})

@@ -9,7 +9,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
-from cookproc.evaluation.metrics import FIELDS, MODES, SimilarityCache, score_keyclips, score_table5_cells
+from cookproc.scoring.metrics import FIELDS, MODES, score_keyclips, score_table5_cells
+from cookproc.scoring.similarity import SimilarityCache
 from cookproc.core.schemas import CLIP_SCORES, KEYCLIPS, TABLE4, TABLE5, TUPLES, conform, to_table
 
 ORACLE = "oracle"

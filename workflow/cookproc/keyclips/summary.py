@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from cookproc.core.errors import InputError
-from cookproc.evaluation.metrics import score_keyclips
+from cookproc.scoring.metrics import score_keyclips
 from cookproc.learn.inputs import align_rows
 from cookproc.core.parquet_io import read_parquet
 from cookproc.core.schemas import KEYCLIPS

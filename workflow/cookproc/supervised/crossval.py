@@ -14,7 +14,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from cookproc.evaluation.metrics import SimilarityCache, score_clips
+from cookproc.scoring.metrics import score_clips
+from cookproc.scoring.similarity import SimilarityCache
 from cookproc.learn.folds import split_indices
 from cookproc.learn.selection import validation_halves
 from cookproc.core.logs import Progress

@@ -43,7 +43,7 @@ from cookproc.core.parquet_io import read_table, write_parquet
 from cookproc.learn.artifact import (DeployedModel, ModelFormat, card_text, markdown_table, no_held_out_score,
                                      training_clips, training_split, validation_recipes)
 from cookproc.learn.sentence_vectors import clip_text_features
-from cookproc.evaluation.metrics import SimilarityCache
+from cookproc.scoring.similarity import SimilarityCache
 from cookproc.supervised import extract
 from cookproc.supervised.clipfeatures import read_srl
 from cookproc.supervised.crossval import cross_validate_field
@@ -285,33 +285,10 @@ class TupleExtractor(DeployedModel):
         return preds, info
 
 
-def oracle_scores(clips: pd.DataFrame, verbs: Sequence[Sequence[str]], args: Sequence[Sequence[str]], *,
-                  bootstrap: dict, system: str = "supervised-text") -> list[dict]:
-    """Table 5's oracle-key-clip cells of a cross-validated run (verbs exact, arguments partial;
-    percent) with their bootstrap intervals (``bootstrap``: the config's tables.bootstrap)."""
-    from cookproc.evaluation.bootstrap import table5_intervals
-    from cookproc.core.schemas import CLIP_SCORES
-    from cookproc.evaluation.metrics import SimilarityCache, clip_scores, counted_clips
-
-    cache = SimilarityCache()
-    rows = []
-    for field, gold_column, predicted, mode in (("verbs", "gold_verbs", verbs, "exact"),
-                                                ("arguments", "gold_args", args, "partial")):
-        gold = [frozenset(g) for g in clips[gold_column]]
-        scores = clip_scores(gold, [frozenset(p) for p in predicted], counted_clips(gold, None), mode, cache)
-        rows += [{"system": system, "keyclips": "oracle", "counting": "oracle", "field": field, "mode": mode,
-                  "video_id": str(clips["video_id"].iloc[i]), "clip_idx": int(clips["clip_idx"].iloc[i]),
-                  "precision": p, "recall": r} for i, p, r in zip(scores.positions, scores.precision, scores.recall)]
-    intervals, _ = table5_intervals(pa.Table.from_pandas(clips[["video_id", "recipe"]], preserve_index=False),
-                                    pa.Table.from_pylist(rows, schema=CLIP_SCORES), unit=bootstrap["unit"],
-                                    resamples=bootstrap["resamples"], seed=bootstrap["seed"],
-                                    confidence=bootstrap["confidence"])
-    return intervals.to_pylist()
-
-
 def model_card(name: str, meta: dict, cells: Sequence[dict], bootstrap: dict, seconds: float) -> str:
     """MODEL_CARD.md: what the extractor is, what it is trained on, its cross-validated Table 5
-    scores with intervals (``cells``: :func:`oracle_scores`), and how to use it."""
+    scores with intervals (``cells``: :func:`cookproc.evaluation.bootstrap.oracle_cell_intervals`),
+    and how to use it."""
     training = meta["training"]
     by = {(c["field"], c["metric"]): c for c in cells}
     intro = ("Tuple extractor of the cookproc workflow (`supervised-text` in Table 5): verb and argument "

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from cookproc.evaluation.metrics import SimilarityCache, fuzz_partial_ratio
+from cookproc.scoring.similarity import SimilarityCache, fuzz_partial_ratio
 from cookproc.supervised import tuples as T
 from cookproc.supervised.crossval import FieldSetup, ModelCandidate, cross_validate_field
 from cookproc.supervised.verbclf import VerbClassifier

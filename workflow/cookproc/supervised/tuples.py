@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from sklearn.ensemble import HistGradientBoostingClassifier
 
-from cookproc.evaluation.metrics import fuzz_ratio
+from cookproc.scoring.similarity import fuzz_ratio
 from cookproc.supervised.clipfeatures import ARG_ROLES
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")

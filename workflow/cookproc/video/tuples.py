@@ -36,7 +36,7 @@ from typing import Iterable, Sequence
 
 import pyarrow as pa
 
-from cookproc.evaluation.metrics import fuzz_partial_ratio
+from cookproc.scoring.similarity import fuzz_partial_ratio
 from cookproc.core.schemas import TUPLES
 from cookproc.video.epic import NOUN, VERB, EpicClasses
 
