@@ -196,6 +196,26 @@ def test_the_lower_package_rule_fires_on_an_offending_import(tmp_path):
     assert bad == ["cookproc/scoring/metrics.py -> cookproc.learn"]
 
 
+def test_no_modules_import_each_other():
+    """No import cycle, of two modules or more: a cycle makes import order matter and hides which
+    module is the lower one."""
+    graph = module_imports()
+    assert graph["cookproc.evaluation.render"], "the scan sees no imports"
+    cycles = import_cycles(graph)
+    assert not cycles, "modules that import each other (move what both need into a third):\n" + "\n".join(
+        " <-> ".join(cycle) for cycle in cycles)
+
+
+def test_the_cycle_check_fires_on_two_and_three_modules_in_a_loop(tmp_path):
+    library = synthetic_library(tmp_path, {
+        "evaluation/a.py": "from cookproc.evaluation.b import f\n",
+        "evaluation/b.py": "def g():\n    from .a import h\n",  # lazy and relative: still an edge
+        "core/x.py": "import cookproc.core.y\n", "core/y.py": "from cookproc.core import z\n",
+        "core/z.py": "from cookproc.core.x import name\n", "core/leaf.py": "import cookproc.core.x\n"})
+    assert import_cycles(module_imports(library)) == [
+        ["cookproc.core.x", "cookproc.core.y", "cookproc.core.z"], ["cookproc.evaluation.a", "cookproc.evaluation.b"]]
+
+
 def test_the_library_never_imports_snakemake():
     bad = []
     for path in library_modules():

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from cookproc.core.errors import InputError
-from cookproc.learn.artifact import ModelFormat, card_text, markdown_table, training_summary
+from cookproc.core.formatting import markdown_table
+from cookproc.learn.artifact import ModelFormat, card_text, training_summary
 
 
 @dataclass(frozen=True)

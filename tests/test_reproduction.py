@@ -5,7 +5,8 @@ import pytest
 
 from cookproc.data.dataset import read_benchmark_csv, read_repairs
 from cookproc.evaluation.systems import import_upstream_keyclips, import_upstream_srl
-from cookproc.evaluation.tables import fmt, table4, table5
+from cookproc.core.formatting import format_number
+from cookproc.evaluation.tables import PERCENT_DIGITS, table4, table5
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -30,10 +31,15 @@ def upstream_systems(mirror):
     return clips, neural, srl_keys, srl_tuples
 
 
+def percent(value: float) -> str:
+    """As the paper and upstream print a score: one decimal."""
+    return format_number(value, PERCENT_DIGITS)
+
+
 def test_table4(upstream_systems):
     clips, neural, srl_keys, _ = upstream_systems
     rows = table4(clips, {"upstream-neural": neural, "upstream-srl-heur": srl_keys}).to_pylist()
-    got = {r["system"]: " ".join(fmt(r[k]) for k in ("accuracy", "precision", "recall", "f1")) for r in rows}
+    got = {r["system"]: " ".join(percent(r[k]) for k in ("accuracy", "precision", "recall", "f1")) for r in rows}
     assert got == TABLE4
 
 
@@ -43,7 +49,7 @@ def test_table5_srl_with_heuristics_every_cell(upstream_systems):
     got = {}
     for r in rows:
         got.setdefault(r["counting"], {})[(r["field"], r["mode"])] = " ".join(
-            fmt(r[k]) for k in ("precision", "recall", "f1"))
+            percent(r[k]) for k in ("precision", "recall", "f1"))
     assert got == SRL_HEUR
 
 
@@ -61,4 +67,5 @@ def test_workflow_on_the_mirror_with_default_data_settings(mirror, tmp_path):
     with open(workdir / "results/table5.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     cell = next(r for r in rows if (r["counting"], r["field"], r["mode"]) == ("oracle", "arguments", "partial"))
-    assert " ".join(fmt(float(cell[k])) for k in ("precision", "recall", "f1")) == SRL_HEUR["oracle"][("arguments", "partial")]
+    assert (" ".join(percent(float(cell[k])) for k in ("precision", "recall", "f1"))
+            == SRL_HEUR["oracle"][("arguments", "partial")])

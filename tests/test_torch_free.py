@@ -57,6 +57,7 @@ TORCH_FREE = (
     "cookproc.core.digests",
     "cookproc.core.errors",
     "cookproc.core.fingerprint",
+    "cookproc.core.formatting",
     "cookproc.core.integrity",
     "cookproc.core.logs",
     "cookproc.core.parquet_io",

@@ -2,10 +2,11 @@
 behind each row (mean ± sd over seeds), the threshold rule and the threshold-free AUC-ROC / AP."""
 import json
 
+from cookproc.core.formatting import markdown_table
 from cookproc.core.logs import script_logging
 from cookproc.core.parquet_io import atomic_write_text, read_parquet
 from cookproc.core.schemas import CLIPS, KEYCLIPS
-from cookproc.evaluation.tables import table4, table4_wide, threshold_rule_summary, tidy_csv, to_csv, to_markdown
+from cookproc.evaluation.tables import table4, table4_wide, threshold_rule_summary, tidy_csv, to_csv
 
 with script_logging(snakemake) as log:
     p = snakemake.params
@@ -24,5 +25,5 @@ with script_logging(snakemake) as log:
     atomic_write_text(snakemake.output.tidy, tidy_csv(table))
     wide = table4_wide(table)
     atomic_write_text(snakemake.output.wide, to_csv(*wide))
-    atomic_write_text(snakemake.output.markdown, to_markdown(*wide, title="Table 4: key clip selection"))
-    log.info("\n%s", to_markdown(*wide))
+    atomic_write_text(snakemake.output.markdown, f"## Table 4: key clip selection\n\n{markdown_table(*wide)}\n")
+    log.info("\n%s", markdown_table(*wide))

@@ -3,9 +3,12 @@
 (``<!-- n:KIND ... -->VALUE<!-- /n -->``, :mod:`cookproc.evaluation.render_inline`).
 
 The README and docs hold blocks between ``<!-- numbers:KIND attr=value ... -->`` and
-``<!-- /numbers -->``. :func:`render_text` rewrites each block's body from the file (a stamp line
-naming the run, then a Markdown table); :func:`check_text` renders and compares, and names the
-block and its first differing number; :func:`lint_text` checks the blocks without a numbers file.
+``<!-- /numbers -->``. A block is a table whose every number is a lookup of
+:mod:`cookproc.evaluation.lookups` (the value kinds a sentence can state too), with the
+attributes of its row and column, written by :func:`cookproc.core.formatting.markdown_table`.
+:func:`render_text` rewrites each block's body from the file (a stamp line naming the run, then
+the table); :func:`check_text` renders and compares, and names the block and its first differing
+number; :func:`lint_text` checks the blocks without a numbers file.
 ``python -m cookproc.evaluation.numbers check README.md docs/*.md`` (or ``render``) runs them.
 """
 
@@ -13,152 +16,159 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Callable, Mapping
 
-from cookproc.evaluation.render_cells import (HEADERS, STAMP_START, THRESHOLD_FREE, BlockError, _attrs, _find, _fmt,
-                                              _list, _rows, _table, stamp)
+from cookproc.core.formatting import NONE, format_number, markdown_table
+from cookproc.evaluation.lookups import (CARD_MODES, THRESHOLD_FREE, BlockError, interval_row, is_keyclip_selector,
+                                         list_attr, lookup, model_crossval, optional, parse_attrs, rows_of, seed_runs)
+from cookproc.evaluation.render_inline import check_values, lint_values, render_values, substitute, values
 
 END = "<!-- /numbers -->"
 BLOCK = re.compile(r"^<!-- numbers:(?P<kind>[a-z0-9-]+)(?P<attrs>[^>\n]*?)\s*-->[ \t]*\n(?P<body>.*?)^<!-- /numbers -->",
                    re.M | re.S)
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+#: How every stamp line starts (lint requires one atop each block).
+STAMP_START = "*Numbers from "
+#: Column headers of the rendered tables (other columns are headed by their CSV name).
+HEADERS = {"accuracy": "Acc", "precision": "P", "recall": "R", "f1": "F1", "threshold_objective": "threshold objective",
+           "auc_roc": "AUC-ROC", "average_precision": "AP"}
+
+
+def stamp(run: Mapping) -> str:
+    """The line above every rendered table: the run its numbers come from."""
+    commit = (run.get("commit") or "unknown commit")[:7] + ("+changes" if run.get("dirty") else "")
+    return f"{STAMP_START}run {commit}, {run.get('date')} (`results/numbers.json`).*"
+
+
+def _digits(attrs: Mapping[str, str], default: int) -> int:
+    return int(attrs.get("digits", default))
+
+
+def _cell(numbers: Mapping, kind: str, digits: int | None = None, **attrs: str) -> str:
+    """One number of a table: a lookup, written with ``digits`` decimals (else the kind's own)."""
+    value, default = lookup(numbers, kind, **attrs)
+    return format_number(value, default if digits is None else digits)
+
+
+def _interval(numbers: Mapping, kind: str, digits: int, **attrs: str) -> str:
+    """``[low, high]`` of a bootstrap interval (kinds intervals and models)."""
+    return "[" + ", ".join(_cell(numbers, kind, digits, bound=b, **attrs) for b in ("low", "high")) + "]"
 
 
 def _table2(numbers, attrs):
     """Dataset statistics (results/table2.csv): a row per field, counts with thousands separators."""
     from cookproc.evaluation.stats import TABLE2  # the columns rule dataset_stats writes, in its order
 
-    columns = _list(attrs, "columns", ",".join(TABLE2.names[1:]))
-    digits = int(attrs.get("digits", 1))
-    rows = []
-    for field in _list(attrs, "fields"):
-        row = _find(_rows(numbers, "table2"), "table2", field=field)
-        missing = [c for c in columns if c not in row]
-        if missing:
-            raise BlockError(f"table2: no column {missing[0]!r} in the numbers file's row")
-        rows.append([field, *(_fmt(row[c], 0 if isinstance(row[c], int) else digits, thousands=True) for c in columns)])
-    return _table(["field", *columns], rows)
+    columns, digits = list_attr(attrs, "columns", ",".join(TABLE2.names[1:])), _digits(attrs, 1)
 
+    def cell(field, column):
+        value, default = lookup(numbers, "table2", field=field, column=column)
+        return format_number(value, default if isinstance(value, int) else digits, thousands=True)
 
-def _table4_cell(row: Mapping, metric: str, digits: int) -> str:
-    """A Table 4 cell: a percentage with `` ± sd`` where the row is a mean over seeds, a threshold-free
-    score (AUC-ROC, AP: fractions) to 3 decimals, a label (``seeds``, ``threshold_objective``) as it is."""
-    if metric not in row:
-        raise BlockError(f"table4: no column {metric!r} in the numbers file's row of {row.get('system')!r}")
-    value = row[metric]
-    if metric in THRESHOLD_FREE:
-        return _fmt(value, 3)
-    sd = row.get(f"{metric}_sd")
-    return _fmt(value, digits) + (f" ± {_fmt(sd, digits)}" if sd is not None else "")
+    return markdown_table(["field", *columns], [[field, *(cell(field, c) for c in columns)]
+                                                for field in list_attr(attrs, "fields")])
 
 
 def _table4(numbers, attrs):
     """Rows: systems; columns: ``metrics`` (Acc/P/R/F1 by default; also ``seeds``,
-    ``threshold_objective``, ``auc_roc``, ``average_precision``: any column of results/table4.csv)."""
-    metrics, digits = _list(attrs, "metrics", "accuracy,precision,recall,f1"), int(attrs.get("digits", 1))
-    rows = [[f"`{s}`", *(_table4_cell(_find(_rows(numbers, "table4"), "table4", system=s), m, digits) for m in metrics)]
-            for s in _list(attrs, "systems")]
-    return _table(["system", *(HEADERS.get(m, m) for m in metrics)], rows)
+    ``threshold_objective``, ``auc_roc``, ``average_precision``: any column of results/table4.csv).
+    A percentage gets `` ± sd`` where the row is a mean over seeds; a threshold-free score (a
+    fraction) 3 decimals; a label is shown as it is."""
+    metrics, digits = list_attr(attrs, "metrics", "accuracy,precision,recall,f1"), _digits(attrs, 1)
 
+    def cell(system, metric):
+        if metric in THRESHOLD_FREE:
+            return _cell(numbers, "table4", system=system, metric=metric)
+        sd = optional(numbers, "table4", system=system, metric=f"{metric}_sd")
+        return _cell(numbers, "table4", digits, system=system, metric=metric) + (
+            "" if sd is None else f" ± {format_number(sd, digits)}")
 
-def _table5_cell(numbers, system, keyclips, counting, field, mode, values, digits):
-    row = _find(_rows(numbers, "table5"), "table5", system=system, keyclips=keyclips, counting=counting, field=field,
-                mode=mode)
-    metrics = ("precision", "recall", "f1") if values == "prf" else (values,)
-    return " ".join(_fmt(row.get(m), digits) for m in metrics)
+    return markdown_table(["system", *(HEADERS.get(m, m) for m in metrics)],
+                          [[f"`{s}`", *(cell(s, m) for m in metrics)] for s in list_attr(attrs, "systems")])
 
 
 def _table5(numbers, attrs):
     """Rows: ``system`` or ``system@keyclips``; cells: ``field:mode``; a cell joins its countings
-    with " / " (for predicted key clips: the paper's counting, then masked)."""
+    with " / " (for predicted key clips: the paper's counting, then masked), and with ``values=prf``
+    its P, R and F1 with spaces."""
     keyclips = attrs.get("keyclips", "oracle")
-    cells = [c.split(":") for c in _list(attrs, "cells", "verbs:exact,arguments:partial")]
-    values, digits = attrs.get("values", "f1"), int(attrs.get("digits", 1))
+    cells = [c.split(":") for c in list_attr(attrs, "cells", "verbs:exact,arguments:partial")]
+    values_, digits = attrs.get("values", "f1"), _digits(attrs, 1)
+    metrics = ("precision", "recall", "f1") if values_ == "prf" else (values_,)
     out = []
-    for item in _list(attrs, "rows"):
+    for item in list_attr(attrs, "rows"):
         system, _, source = item.partition("@")
         source = source or keyclips
-        countings = ["oracle"] if source == "oracle" else _list(attrs, "countings", "predicted,predicted-masked")
+        countings = ["oracle"] if source == "oracle" else list_attr(attrs, "countings", "predicted,predicted-masked")
         out.append([f"`{system}`" + (f" ({source} key clips)" if "@" in item else ""),
-                    *(" / ".join(_table5_cell(numbers, system, source, c, field, mode, values, digits)
+                    *(" / ".join(" ".join(_cell(numbers, "table5", digits, row=f"{system}@{source}",
+                                                cell=f"{field}:{mode}", counting=c, value=m) for m in metrics)
                                  for c in countings) for field, mode in cells)])
-    return _table(["system", *(f"{f} {m}" for f, m in cells)], out)
+    return markdown_table(["system", *(f"{f} {m}" for f, m in cells)], out)
 
 
 def _seeds(numbers, attrs):
-    """Mean ± sd over seeds of the neural selectors (results/keyclips/seed_summary.csv)."""
-    metrics, digits = _list(attrs, "metrics", "accuracy,f1"), int(attrs.get("digits", 2))
-    rows = _rows(numbers, "seeds")
-    out = []
-    for system in _list(attrs, "systems"):
-        n = sum(1 for r in rows if r["system"] == system and str(r["run"]).startswith("seed"))
-        if n == 1:  # one seed: its scores, no spread
-            mean, sd = _find(rows, "seeds", system=system), {m: None for m in metrics}
-        else:
-            mean, sd = (_find(rows, "seeds", system=system, run=r) for r in ("mean", "std"))
-        out.append([f"`{system}`", str(n), *(f"{_fmt(mean[m], digits)} ± {_fmt(sd[m], digits)}" for m in metrics)])
-    return _table(["system", "seeds", *(HEADERS.get(m, m) + " (mean ± sd)" for m in metrics)], out)
+    """Mean ± sd over seeds of the neural selectors (results/keyclips/seed_summary.csv); one seed:
+    its scores, no spread."""
+    metrics, digits = list_attr(attrs, "metrics", "accuracy,f1"), _digits(attrs, 2)
+    rows = [[f"`{s}`", str(len(seed_runs(numbers, s))),
+             *(" ± ".join(_cell(numbers, "seeds", digits, system=s, metric=m, stat=stat) for stat in ("mean", "sd"))
+               for m in metrics)] for s in list_attr(attrs, "systems")]
+    return markdown_table(["system", "seeds", *(HEADERS.get(m, m) + " (mean ± sd)" for m in metrics)], rows)
 
 
 def _intervals(numbers, attrs):
     """Bootstrap intervals: rows ``system`` (Table 4) or ``system@keyclips/counting/field/mode`` (Table 5),
     each with the run it was computed from (a seed, or the mean over seeds)."""
-    metric, digits = attrs.get("metric", "f1"), int(attrs.get("digits", 1))
+    metric, digits = attrs.get("metric", "f1"), _digits(attrs, 1)
     out = []
-    for item in _list(attrs, "rows"):
+    for item in list_attr(attrs, "rows"):
         system, _, cell = item.partition("@")
         if cell:
             keyclips, counting, field, mode = cell.split("/")
-            row = _find(_rows(numbers, "table5_ci"), "table5_ci", system=system, keyclips=keyclips, counting=counting,
-                        field=field, mode=mode, metric=metric)
             label = f"`{system}`, {keyclips} key clips ({counting}), {field} {mode}"
         else:
-            row = _find(_rows(numbers, "table4_ci"), "table4_ci", system=system, metric=metric)
             label = f"`{system}`, key clips"
-        out.append([label, str(row.get("run") or "–"), _fmt(row["value"], digits),
-                    f"[{_fmt(row['ci_low'], digits)}, {_fmt(row['ci_high'], digits)}]"])
-    return _table(["cell", "run (seed or pooling)", HEADERS.get(metric, metric), "95% interval"], out)
+        out.append([label, str(interval_row(numbers, item, metric).get("run") or NONE),
+                    _cell(numbers, "intervals", digits, row=item, bound="value", metric=metric),
+                    _interval(numbers, "intervals", digits, row=item, metric=metric)])
+    return markdown_table(["cell", "run (seed or pooling)", HEADERS.get(metric, metric), "95% interval"], out)
 
 
 def _models(numbers, attrs):
     """Each deployed model's card scores: the cross-validated run of its configuration and seed."""
-    digits = int(attrs.get("digits", 1))
+    digits = _digits(attrs, 1)
     out = []
-    for name in _list(attrs, "models"):
-        if name not in numbers.get("models", {}):
-            raise BlockError(f"the numbers file holds no model {name!r}")
-        cv = numbers["models"][name]["crossval"]
-        if "runs" in cv:  # a key-clip selector: Acc / F1 of its run, F1 interval
-            run = cv["runs"][0]
-            low, high = cv["intervals"]["metrics"]["f1"]
-            scores = f"Acc {_fmt(run['accuracy'], digits)} / F1 {_fmt(run['f1'], digits)} [{_fmt(low, digits)}, {_fmt(high, digits)}]"
-            what = f"`{cv['system']}` of Table 4, {run['run']}"
-        else:  # a tuple extractor: oracle verbs exact / arguments partial F1 with intervals
-            f1 = {c["field"]: c for c in cv["cells"] if c["metric"] == "f1"}
-            scores = " / ".join(f"{f} {f1[f]['mode']} F1 {_fmt(f1[f]['value'], digits)} "
-                                f"[{_fmt(f1[f]['ci_low'], digits)}, {_fmt(f1[f]['ci_high'], digits)}]"
-                                for f in ("verbs", "arguments"))
+    for name in list_attr(attrs, "models"):
+        cv = model_crossval(numbers, name)
+        if is_keyclip_selector(cv):  # Acc / F1 of its run, F1 interval
+            scores = (f"Acc {_cell(numbers, 'models', digits, model=name, metric='accuracy')} / "
+                      f"F1 {_cell(numbers, 'models', digits, model=name)} "
+                      f"{_interval(numbers, 'models', digits, model=name)}")
+            what = f"`{cv['system']}` of Table 4, {cv['runs'][0]['run']}"
+        else:  # oracle verbs exact / arguments partial F1 with intervals
+            scores = " / ".join(f"{field} {mode} F1 {_cell(numbers, 'models', digits, model=name, field=field)} "
+                                f"{_interval(numbers, 'models', digits, model=name, field=field)}"
+                                for field, mode in CARD_MODES.items())
             what = f"`{cv['system']}` of Table 5, oracle key clips"
         out.append([f"`results/models/{name}`", what, scores])
-    return _table(["model", "cross-validated as", "scores (card)"], out)
+    return markdown_table(["model", "cross-validated as", "scores (card)"], out)
 
 
 def _run_times(numbers, attrs):
-    times = numbers.get("run_times", {})
-    out = []
-    for path in _list(attrs, "jobs"):
-        if path not in times:
-            raise BlockError(f"no run time of {path} in the numbers file")
-        out.append([f"`{path}`", _fmt(times[path]["s"], 0), _fmt(times[path]["max_rss_mb"], 0)])
-    return _table(["benchmark file", "seconds", "max RSS (MB)"], out)
+    return markdown_table(["benchmark file", "seconds", "max RSS (MB)"], [
+        [f"`{job}`", _cell(numbers, "run-times", job=job), _cell(numbers, "run-times", job=job, value="max_rss_mb")]
+        for job in list_attr(attrs, "jobs")])
 
 
 def _significance(numbers, attrs):
     """The declared family of comparisons (results/significance.csv), in its order: each row's cell,
     the two systems with the run each is scored on (seed or pooling), the F1 difference and its
-    interval, the raw and Holm-adjusted bootstrap p-values, and whether it is significant after Holm."""
-    tables, digits = _list(attrs, "tables"), int(attrs.get("digits", 2))
-    rows = [r for r in _rows(numbers, "significance") if r["table"] in tables]
+    interval, the raw and Holm-adjusted bootstrap p-values, and whether it is significant after Holm.
+    A listing of the file's rows: no sentence states one of them alone."""
+    tables, digits = list_attr(attrs, "tables"), _digits(attrs, 2)
+    rows = [r for r in rows_of(numbers, "significance") if r["table"] in tables]
     if not rows:
         raise BlockError(f"significance: no comparison in tables {tables}")
     from cookproc.evaluation.significance import smallest_p_value  # 2 / (B + 1), the bootstrap's own floor
@@ -174,47 +184,51 @@ def _significance(numbers, attrs):
     def system(name, run):
         return f"`{name}`" + ("" if run in (None, "-") else f" ({run})")
 
+    def number(value, decimals=digits):
+        return format_number(value, decimals)
+
     out = [[cell(r), system(r["system_a"], r["run_a"]), system(r["system_b"], r["run_b"]),
-            f"{_fmt(r['difference'], digits)} [{_fmt(r['ci_low'], digits)}, {_fmt(r['ci_high'], digits)}]",
-            _fmt(r["p_value"], pdigits), _fmt(r["p_holm"], pdigits), "yes" if r["significant"] else "no"]
+            f"{number(r['difference'])} [{number(r['ci_low'])}, {number(r['ci_high'])}]",
+            number(r["p_value"], pdigits), number(r["p_holm"], pdigits), "yes" if r["significant"] else "no"]
            for r in rows]
-    return _table(["cell", "A", "B", f"{HEADERS.get(rows[0]['metric'], rows[0]['metric'])} A − B [95% interval]",
-                   "p", "p (Holm)", "significant"], out)
+    metric = HEADERS.get(rows[0]["metric"], rows[0]["metric"])
+    return markdown_table(["cell", "A", "B", f"{metric} A − B [95% interval]", "p", "p (Holm)", "significant"], out)
 
 
-def _stamp_only(numbers, attrs):
-    """A ``stamp`` block: the stamp line alone, for the figures in a document's prose
-    (:mod:`cookproc.evaluation.render_inline`)."""
-    return []
+@dataclass(frozen=True)
+class BlockKind:
+    table: Callable[[Mapping, Mapping[str, str]], str] | None  # None: the stamp line alone
+    attrs: tuple[str, ...]  # the required one first, then the optional ones
 
 
-KINDS = {"table2": _table2, "table4": _table4, "table5": _table5, "seeds": _seeds, "intervals": _intervals,
-         "models": _models, "run-times": _run_times, "significance": _significance, "stamp": _stamp_only}
-#: Each kind's attributes: the required one first, then the optional ones.
-ATTRS = {"table2": ("fields", "columns", "digits"), "table4": ("systems", "metrics", "digits"),
-         "table5": ("rows", "keyclips", "countings", "cells", "values", "digits"),
-         "seeds": ("systems", "metrics", "digits"), "intervals": ("rows", "metric", "digits"),
-         "models": ("models", "digits"), "run-times": ("jobs",), "significance": ("tables", "digits"), "stamp": ()}
+#: A ``stamp`` block is the stamp line alone, for the figures in a document's prose.
+KINDS = {"table2": BlockKind(_table2, ("fields", "columns", "digits")),
+         "table4": BlockKind(_table4, ("systems", "metrics", "digits")),
+         "table5": BlockKind(_table5, ("rows", "keyclips", "countings", "cells", "values", "digits")),
+         "seeds": BlockKind(_seeds, ("systems", "metrics", "digits")),
+         "intervals": BlockKind(_intervals, ("rows", "metric", "digits")),
+         "models": BlockKind(_models, ("models", "digits")), "run-times": BlockKind(_run_times, ("jobs",)),
+         "significance": BlockKind(_significance, ("tables", "digits")), "stamp": BlockKind(None, ())}
 
 
 def block_attrs(kind: str, attrs: str) -> dict[str, str]:
     """A block's attributes, checked against its kind (unknown kinds and attributes are errors)."""
     if kind not in KINDS:
         raise BlockError(f"unknown block kind {kind!r}; known: {sorted(KINDS)}")
-    parsed = _attrs(attrs)
-    unknown = sorted(set(parsed) - set(ATTRS[kind]))
+    parsed, known = parse_attrs(attrs), KINDS[kind].attrs
+    unknown = sorted(set(parsed) - set(known))
     if unknown:
-        raise BlockError(f"unknown attributes {unknown} of a {kind} block; known: {list(ATTRS[kind])}")
-    if ATTRS[kind] and ATTRS[kind][0] not in parsed:
-        raise BlockError(f"a {kind} block needs {ATTRS[kind][0]}=...")
+        raise BlockError(f"unknown attributes {unknown} of a {kind} block; known: {list(known)}")
+    if known and known[0] not in parsed:
+        raise BlockError(f"a {kind} block needs {known[0]}=...")
     return parsed
 
 
 def render_block(kind: str, attrs: str, numbers: Mapping) -> str:
     """A block's body: the stamp line, a blank line, the table (each line ending in a newline)."""
     attributes = block_attrs(kind, attrs)  # checks the kind too
-    table = KINDS[kind](numbers, attributes)
-    return "\n".join([stamp(numbers["run"]), *([""] + table if table else [])]) + "\n"
+    table = KINDS[kind].table
+    return stamp(numbers["run"]) + ("" if table is None else "\n\n" + table(numbers, attributes)) + "\n"
 
 
 def lint_text(text: str, name: str = "<text>") -> list[str]:
@@ -236,9 +250,11 @@ def lint_text(text: str, name: str = "<text>") -> list[str]:
             problems.append(f"{where}: the first line must be a stamp starting {STAMP_START!r}")
         if match["kind"] != "stamp" and not any(line.startswith("|") for line in lines):
             problems.append(f"{where}: no table")
-    from cookproc.evaluation.render_inline import lint_values  # builds on this module's lookups
-
-    return problems + lint_values(text, name)
+    problems += lint_values(text, name)
+    if values(text) and not any(b["kind"] == "stamp" for b in found):
+        problems.append(f"{name}: {len(values(text))} values but no <!-- numbers:stamp --> block saying which run "
+                        "they come from")
+    return problems
 
 
 def blocks(text: str) -> list[re.Match]:
@@ -249,26 +265,10 @@ def _where(name: str, text: str, match: re.Match) -> str:
     return f"{name}, block numbers:{match['kind']} (line {text.count(chr(10), 0, match.start()) + 1})"
 
 
-def substitute(text: str, matches: list[re.Match], group: str, render, where) -> str:
-    """``text`` with the ``group`` of each match replaced by ``render(match)``; a BlockError is
-    raised again prefixed by ``where(match)`` (blocks and inline values alike)."""
-    out, end = [], 0
-    for match in matches:
-        try:
-            rendered = render(match)
-        except BlockError as exc:
-            raise BlockError(f"{where(match)}: {exc}") from None
-        out += [text[end:match.start(group)], rendered]
-        end = match.end(group)
-    return "".join(out) + text[end:]
-
-
 def render_text(text: str, numbers: Mapping, name: str = "<text>") -> str:
     """``text`` with every block's body rendered from ``numbers``."""
     rendered = substitute(text, blocks(text), "body", lambda m: render_block(m["kind"], m["attrs"], numbers),
                           lambda m: _where(name, text, m))
-    from cookproc.evaluation.render_inline import render_values  # builds on this module's lookups
-
     return render_values(rendered, numbers, name)
 
 
@@ -307,8 +307,6 @@ def check_text(text: str, numbers: Mapping, name: str = "<text>") -> list[str]:
         difference = first_difference(_drop_stamp(found), _drop_stamp(expected))
         if difference:
             problems.append(f"{where}: {difference}")
-    from cookproc.evaluation.render_inline import check_values  # builds on this module's lookups
-
     return problems + check_values(text, numbers, name)
 
 

@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from cookproc.scoring.metrics import FIELDS, MODES, score_keyclips, score_table5_cells
 from cookproc.scoring.similarity import SimilarityCache
+from cookproc.core.formatting import format_number
 from cookproc.core.schemas import CLIP_SCORES, KEYCLIPS, TABLE4, TABLE5, TUPLES, conform, to_table
 
 ORACLE = "oracle"
@@ -263,9 +264,10 @@ def predicted_counting_note(constants: pa.Table) -> str:
         return ""
     parts = []
     for r in constants.to_pylist():
-        ratio = ("" if r["f1_ratio_min"] is None else
-                 f"; observed F1 / oracle F1 {r['f1_ratio_min']:.4f}-{r['f1_ratio_max']:.4f}")
-        parts.append(f"{r['keyclips']}, {r['field']}: {r['n_gold']}/{r['n_counted']} = {r['constant']:.4f}{ratio}")
+        ratio = ("" if r["f1_ratio_min"] is None else "; observed F1 / oracle F1 "
+                 f"{format_number(r['f1_ratio_min'], 4)}-{format_number(r['f1_ratio_max'], 4)}")
+        parts.append(f"{r['keyclips']}, {r['field']}: {r['n_gold']}/{r['n_counted']} = "
+                     f"{format_number(r['constant'], 4)}{ratio}")
     return ("Counting `predicted` is the paper's: it counts every clip with gold items or predicted key and "
             "never masks, so every system's F1 there is its oracle F1 times n_gold / n_counted, one constant "
             "per key-clip source (" + "; ".join(parts) + "). Its comparisons say nothing about the key-clip "
@@ -273,14 +275,16 @@ def predicted_counting_note(constants: pa.Table) -> str:
 
 
 # ----------------------------------------------------------------------------- renderings
-def fmt(value: float) -> str:
-    """Percent with one decimal, as upstream prints (``"{:.1f}"``)."""
-    return f"{value:.1f}"
+#: Decimals of a percentage in the wide tables, as upstream prints them (``"{:.1f}"``).
+PERCENT_DIGITS = 1
+#: Decimals of a threshold-free score (a fraction).
+FRACTION_DIGITS = 3
 
 
-def fmt_spread(value: float, sd: float | None) -> str:
-    """``fmt(value)``, followed by `` ± sd`` for a mean over seeds."""
-    return fmt(value) if sd is None else f"{fmt(value)} ± {fmt(sd)}"
+def percent_with_spread(value: float, sd: float | None) -> str:
+    """A percentage, followed by `` ± sd`` for a mean over seeds."""
+    text = format_number(value, PERCENT_DIGITS)
+    return text if sd is None else f"{text} ± {format_number(sd, PERCENT_DIGITS)}"
 
 
 #: How the wide tables show an AUC-ROC / average precision that does not exist (binary decisions only).
@@ -293,8 +297,9 @@ def table4_wide(table: pa.Table) -> tuple[list[str], list[list[str]]]:
     header = ["System", "Acc", "P", "R", "F1", "Seeds", "Threshold rule", "AUC-ROC", "AP"]
     body = []
     for r in table.to_pylist():
-        free = [NO_SCORES if r[k] is None else f"{r[k]:.3f}" for k in ("auc_roc", "average_precision")]
-        body.append([r["system"], *(fmt_spread(r[m], r[f"{m}_sd"]) for m in METRICS4), r["seeds"],
+        free = [NO_SCORES if r[k] is None else format_number(r[k], FRACTION_DIGITS)
+                for k in ("auc_roc", "average_precision")]
+        body.append([r["system"], *(percent_with_spread(r[m], r[f"{m}_sd"]) for m in METRICS4), r["seeds"],
                      r["threshold_objective"], *free])
     return header, body
 
@@ -312,7 +317,7 @@ def table5_wide(table: pa.Table) -> tuple[list[str], list[list[str]]]:
         for field in FIELDS:
             for mode in MODES:
                 c = cells[(field, mode)]
-                row += [fmt(c["precision"]), fmt(c["recall"]), fmt(c["f1"])]
+                row += [format_number(c[m], PERCENT_DIGITS) for m in ("precision", "recall", "f1")]
         body.append(row + [c["seeds"]])
     order = {"oracle": 0, "predicted": 1, "predicted-masked": 2}
     body.sort(key=lambda r: (r[0] != ORACLE, r[0], order[r[1]]))  # stable: system order kept
@@ -327,14 +332,6 @@ def to_csv(header: list[str], body: list[list[str]]) -> str:
     writer.writerow(header)
     writer.writerows(body)
     return out.getvalue()
-
-
-def to_markdown(header: list[str], body: list[list[str]], title: str = "") -> str:
-    lines = [f"## {title}", ""] if title else []
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("|" + "|".join("---" for _ in header) + "|")
-    lines += ["| " + " | ".join(row) + " |" for row in body]
-    return "\n".join(lines) + "\n"
 
 
 def tidy_csv(table: pa.Table) -> str:

@@ -39,7 +39,8 @@ import pandas as pd
 import torch
 
 from cookproc.core.errors import InputError
-from cookproc.learn.artifact import (DeployedModel, ModelFormat, card_text, markdown_table, no_held_out_score,
+from cookproc.core.formatting import markdown_table
+from cookproc.learn.artifact import (DeployedModel, ModelFormat, card_text, no_held_out_score,
                                      training_clips, training_split, training_summary, validation_recipes)
 from cookproc.learn.crossval import blend_scores
 from cookproc.keyclips.frozen_bottom import FrozenBottom, bottom_encoder, load_bottom

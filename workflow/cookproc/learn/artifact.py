@@ -122,11 +122,6 @@ def card_text(name: str, intro: str, sections: Sequence[tuple[str, Sequence[str]
     return "\n\n".join(blocks) + "\n"
 
 
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-                      *("| " + " | ".join(row) + " |" for row in rows)])
-
-
 def _recipes(training: Mapping, key: str) -> str:
     names = training.get(key)
     return f"{len(names)} recipes" if names else "recipes"

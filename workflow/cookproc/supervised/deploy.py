@@ -39,8 +39,9 @@ import pandas as pd
 import pyarrow as pa
 
 from cookproc.core.errors import InputError
+from cookproc.core.formatting import markdown_table
 from cookproc.core.parquet_io import read_table, write_parquet
-from cookproc.learn.artifact import (DeployedModel, ModelFormat, card_text, markdown_table, no_held_out_score,
+from cookproc.learn.artifact import (DeployedModel, ModelFormat, card_text, no_held_out_score,
                                      training_clips, training_split, validation_recipes)
 from cookproc.learn.sentence_vectors import clip_text_features
 from cookproc.scoring.similarity import SimilarityCache
