@@ -36,7 +36,7 @@ rule deploy_keyclip_selector:
         seed=config["keyclips"]["neural"]["seeds"][0],
         context_window=rules.keyclips_neural_text.params.context_window,
         layout_features=rules.keyclips_neural_text.params.layout_features,
-        head_weight=config["keyclips"]["neural"]["head_weight"],
+        head_weight=rules.keyclips_neural_text.params.head_weight,
         selection=rules.keyclips_neural_text.params.selection,
         train=rules.keyclips_neural_text.params.train,
         bootstrap=config["tables"]["bootstrap"],

@@ -234,6 +234,44 @@ def test_the_candidate_that_wins_on_inner_validation_is_chosen_though_it_loses_e
     assert chosen.f1 < other.f1 and other.f1 == 1.0
 
 
+def test_the_deployed_selector_compares_the_candidates_of_its_cross_validated_runs(encoder, monkeypatch):
+    """The same config gives the deployed selector (rule deploy_keyclip_selector) and each fold of
+    the cross-validated run (rule keyclips_neural_text) the same candidates, in the same order (which
+    breaks ties): both build them with keyclips.neural.CandidateGrid. Compared as each records them
+    (settings and threshold rule per row), with the nets' training stubbed out."""
+    from cookproc.keyclips.neural import CandidateGrid, net_candidates
+    from cookproc.learn.crossval import candidates_with_heads, nested_cross_validate
+    from cookproc.learn.folds import clip_folds, make_folds
+
+    candidates = {"context_window": [0, 1], "lexical": [True, False], "head_weight": [0.0, 0.7],
+                  "threshold_metric": ["f1", "calibrated_f1"]}
+    config = dict(context_window=1, head_weight=0.5)  # the single values of settings without candidates
+    clips = _clips()
+    rng = np.random.default_rng(0)
+    monkeypatch.setattr(deploy, "train_model", lambda *args: (None, {}))
+    monkeypatch.setattr(deploy, "predict", lambda model, data, rows: rng.random(len(rows)))
+    trained = deploy.train_selector(clips, clips["recipe"].isin(["r0", "r3"]).to_numpy(), encoder_path=str(encoder),
+                                    finetune=FINETUNE, net=NET, layout_features=True, seed=0, candidates=candidates,
+                                    objective="f1", **config)
+    deployed = [{k: v for k, v in row.items() if k != "value"} for row in trained.info["candidates"]]
+
+    fold, inner = clip_folds(make_folds(clips, 2, 0, 0.5), clips)
+    grid = CandidateGrid.from_config(candidates, lexical=NET.lexical, threshold_metric=NET.threshold_metric, **config)
+    nets = net_candidates("text", NET, grid, lambda vectors, window: vectors, frozen=np.zeros((len(clips), 4)))
+
+    def stub(train, val, test):
+        return rng.random(len(val)), rng.random(len(test)), {}
+
+    heads = {f: rng.random(len(clips)) for f in (0, 1)}
+    fit = candidates_with_heads([(net.settings, stub) for net in nets], fold, heads, grid.head_weights)
+    result = nested_cross_validate(fold, inner, clips["is_key"].to_numpy(), fit, list(grid.threshold_metrics),
+                                   clips["recipe"].astype(str).to_numpy(), "f1")
+    for f in (0, 1):
+        crossval = [{k: v for k, v in row.items() if k != "value"} for row in result.info[f]["candidates"]]
+        assert crossval == deployed
+    assert len(deployed) == 2 * 2 * 2 * 2
+
+
 def test_candidates_are_chosen_on_inner_validation_recipes_and_saved_with_the_choice(encoder, tmp_path):
     clips = _clips()
     inner = clips["recipe"].isin(["r0", "r3"]).to_numpy()

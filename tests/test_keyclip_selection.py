@@ -155,7 +155,7 @@ def test_candidates_with_heads_blend_each_model_at_every_weight():
 
 def test_nested_neural_run_chooses_per_fold_and_one_candidate_equals_run_neural():
     from cookproc.learn.inputs import text_inputs
-    from cookproc.keyclips.neural import NetCandidate, net_candidates, run_nested_neural, run_neural
+    from cookproc.keyclips.neural import CandidateGrid, NetCandidate, net_candidates, run_nested_neural, run_neural
     from cookproc.keyclips.train import KeyClipTrainConfig
     from test_keyclip_inputs import _toy_benchmark
 
@@ -170,11 +170,13 @@ def test_nested_neural_run_chooses_per_fold_and_one_candidate_equals_run_neural(
     def text_input(vectors, window):
         return text_inputs(clips, vectors, context_window=window, layout=False)
 
-    nets = net_candidates("text", cfg, [0, 1], [False, True], text_input, frozen=frozen)
+    grid = CandidateGrid.from_config({"context_window": [0, 1], "lexical": [False, True]}, context_window=2,
+                                     lexical=True, head_weight=0.0, threshold_metric="f1")
+    nets = net_candidates("text", cfg, grid, text_input, frozen=frozen)
     assert [n.settings for n in nets] == [{"context_window": 0, "lexical": False}, {"context_window": 0, "lexical": True},
                                           {"context_window": 1, "lexical": False}, {"context_window": 1, "lexical": True}]
     assert [n.cfg.lexical for n in nets] == [False, True, False, True] and nets[2].text.shape[1] == 3 * 8
-    assert len(net_candidates("visual", cfg, [0, 1], [False, True], text_input, frozen=frozen)) == 1
+    assert len(net_candidates("visual", cfg, grid, text_input, frozen=frozen)) == 1
     result = run_nested_neural("text", clips, folds, nets, None, seed=5, head_weights=[0.0],
                                threshold_metrics=["f1", "calibrated_f1_accuracy"])
     for f in range(3):
@@ -187,7 +189,7 @@ def test_nested_neural_run_chooses_per_fold_and_one_candidate_equals_run_neural(
     direct = run_neural("text", clips, folds, nets[3].text, None, nets[3].cfg, seed=5)
     assert np.array_equal(single.score, direct.score) and np.array_equal(single.is_key, direct.is_key)
     with pytest.raises(ValueError, match="either frozen or per-fold finetuned vectors"):
-        net_candidates("text", cfg, [0], [True], text_input)
+        net_candidates("text", cfg, grid, text_input)
     with pytest.raises(ValueError, match="no net candidates"):
         run_nested_neural("text", clips, folds, [], None, 5, [0.0], ["f1"])
     assert isinstance(nets[0], NetCandidate)

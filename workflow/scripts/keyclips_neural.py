@@ -7,7 +7,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.learn.crossval import keyclips_table
     from cookproc.learn.folds import read_folds
     from cookproc.learn.inputs import frame_sets, read_clips_parquet, text_inputs, tsm_sets
-    from cookproc.keyclips.neural import net_candidates, run_nested_neural, set_torch_threads
+    from cookproc.keyclips.neural import CandidateGrid, net_candidates, run_nested_neural, set_torch_threads
     from cookproc.learn.sentence_vectors import clip_text_features
     from cookproc.keyclips.train import KeyClipTrainConfig
     from cookproc.learn.finetuned_vectors import read_finetuned_vectors
@@ -25,17 +25,17 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     def sentence_input(vectors, context_window):
         return text_inputs(clips, vectors, context_window=context_window, layout=p.layout_features)
 
-    # Nested selection: a setting with candidates is chosen per outer fold on its inner validation.
-    candidates = p.selection["candidates"]
-    windows = candidates.get("context_window") or [p.context_window]
-    lexical = candidates.get("lexical") or [p.train["lexical"]]
-    threshold_metrics = candidates.get("threshold_metric") or [p.train["threshold_metric"]]
-    head_weights = [0.0]
+    # Nested selection: a setting with candidates is chosen per outer fold on its inner validation
+    # (the deployed selector builds the same grid).
+    grid = CandidateGrid.from_config(p.selection["candidates"], context_window=p.context_window,
+                                     lexical=p.train["lexical"], head_weight=p.get("head_weight", 0.0),
+                                     threshold_metric=p.train["threshold_metric"])
+    head_weights = [0.0]  # no finetuned head to blend in
     frozen = finetuned = visual = None
     if "finetuned" in smk.input.keys():  # per-fold fine-tuned vectors (rule keyclips_finetune)
         folds_seen = sorted(set(folds["fold"].tolist()))
         finetuned = read_finetuned_vectors(smk.input.finetuned, clips, folds_seen)
-        head_weights = candidates.get("head_weight") or [p.head_weight]
+        head_weights = grid.head_weights
         log.info("text input: per-fold finetuned vectors of %s (folds %s)", smk.input.finetuned, folds_seen)
     elif variant in ("text", "full"):
         frozen = clip_text_features(smk.input.text, clips)
@@ -50,10 +50,10 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
                  p.visual_source, len(visual.vectors), visual.dim, sizes.mean(), int((sizes == 0).sum()))
 
     cfg = KeyClipTrainConfig(**p.train)
-    nets = net_candidates(variant, cfg, windows, lexical, sentence_input, frozen, finetuned)
+    nets = net_candidates(variant, cfg, grid, sentence_input, frozen, finetuned)
     log.info("candidates per fold: %d nets x %d head weights x %d threshold rules, chosen by %s on inner "
-             "validation", len(nets), len(head_weights), len(threshold_metrics), p.selection["objective"])
-    result = run_nested_neural(variant, clips, folds, nets, visual, seed, head_weights, threshold_metrics,
+             "validation", len(nets), len(head_weights), len(grid.threshold_metrics), p.selection["objective"])
+    result = run_nested_neural(variant, clips, folds, nets, visual, seed, head_weights, list(grid.threshold_metrics),
                                p.selection["objective"])
     system = f"neural-{variant}"
     write_parquet(keyclips_table(system, clips, result), smk.output.keyclips, KEYCLIPS,

@@ -17,8 +17,9 @@ An artifact is a folder (:func:`save_selector`, read back by :meth:`KeyClipSelec
   is byte-identical when the same inputs are trained again);
 * ``MODEL_CARD.md``: written beside them by the rule (:func:`model_card`).
 
-The folder's shape (format and version, checks on load, atomic save, the card's layout) is
-cookproc.learn.artifact's, shared with the tuple extractor.
+The folder's shape (format and version, checks on load, atomic save, the card's template) is
+cookproc.learn.artifact's, shared with the tuple extractor. Its candidates of nested selection are
+built as the cross-validated runs build theirs (cookproc.keyclips.neural.CandidateGrid).
 
 Inference runs the training code path itself (the frozen bottom, then the finetuned top layers), so a
 clip of the benchmark gets the score it got when the selector was trained.
@@ -39,9 +40,9 @@ import pandas as pd
 import torch
 
 from cookproc.core.errors import InputError
-from cookproc.core.formatting import markdown_table
-from cookproc.learn.artifact import (DeployedModel, ModelFormat, card_text, no_held_out_score,
-                                     training_clips, training_split, training_summary, validation_recipes)
+from cookproc.core.formatting import format_number, markdown_table
+from cookproc.learn.artifact import DeployedModel, ModelFormat, training_summary
+from cookproc.learn.artifact import model_card as card
 from cookproc.learn.crossval import blend_scores
 from cookproc.keyclips.frozen_bottom import FrozenBottom, bottom_encoder, load_bottom
 from cookproc.keyclips.finetune import (FinetuneConfig, FinetunedTop, train_top,
@@ -49,6 +50,7 @@ from cookproc.keyclips.finetune import (FinetuneConfig, FinetunedTop, train_top,
 from cookproc.learn.inputs import text_inputs
 from cookproc.keyclips.lexical import build_vocabulary, token_matrix
 from cookproc.keyclips.net import KeyClipNet
+from cookproc.keyclips.neural import CandidateGrid
 from cookproc.learn.selection import choose
 from cookproc.keyclips.sentence_encoder import load_pretrained
 from cookproc.learn.thresholds import best_threshold
@@ -109,17 +111,16 @@ def train_selector(clips: pd.DataFrame, inner_val: np.ndarray, *, encoder_path: 
     clips outside the inner-validation recipes, early stopping and the threshold on those inside.
 
     ``candidates`` (keyclips.neural.selection): lists of context windows, lexical flags, head weights
-    and threshold rules; the combination chosen as each cross-validation fold chooses
-    (cookproc.learn.selection, on the inner-validation recipes) is the one saved. Settings not
-    listed take the single values given.
+    and threshold rules, made a grid as the cross-validated runs make theirs
+    (:class:`cookproc.keyclips.neural.CandidateGrid`); the combination chosen as each
+    cross-validation fold chooses (cookproc.learn.selection, on the inner-validation recipes) is the
+    one saved. Settings not listed take the single values given.
     """
     if finetune.layers < 1:
         raise ValueError("the deployed selector fine-tunes the encoder: keyclips.neural.finetune.layers must be >= 1")
-    candidates = dict(candidates or {})
-    windows = candidates.get("context_window") or [context_window]
-    lexical = candidates.get("lexical") or [net.lexical]
-    weights = candidates.get("head_weight") or [head_weight]
-    rules = candidates.get("threshold_metric") or [net.threshold_metric]
+    grid = CandidateGrid.from_config(candidates, context_window=context_window, lexical=net.lexical,
+                                     head_weight=head_weight, threshold_metric=net.threshold_metric)
+    weights, rules = grid.head_weights, list(grid.threshold_metrics)
     for weight in weights:
         if not 0.0 <= weight <= 1.0:
             raise ValueError(f"head_weight must be in [0, 1], got {weight}")
@@ -135,17 +136,16 @@ def train_selector(clips: pd.DataFrame, inner_val: np.ndarray, *, encoder_path: 
     vectors, head = finetuned_outputs(finetuned, bottom, len(labels))
     finetuned_s = time.perf_counter() - start
     fitted = []  # (settings, (net config, model, inputs, vocabulary, summary), validation scores)
-    for window in windows:
-        for lex in lexical:
-            cfg = dataclasses.replace(net, lexical=bool(lex))
-            vocabulary = (build_vocabulary([sentences[i] for i in train], min_count=cfg.lexical_min_count)
-                          if cfg.lexical else None)
-            data = _net_inputs(clips, vectors, window, layout_features, vocabulary, labels)
-            model, net_info = train_model("text", data, train, val, cfg, seed)
-            net_val = predict(model, data, val)
-            for weight in weights:
-                fitted.append(({"context_window": int(window), "lexical": bool(lex), "head_weight": weight},
-                               (cfg, model, data, vocabulary, net_info), blend_scores(net_val, head[val], weight)))
+    for settings in grid.nets():
+        cfg = dataclasses.replace(net, lexical=settings["lexical"])
+        vocabulary = (build_vocabulary([sentences[i] for i in train], min_count=cfg.lexical_min_count)
+                      if cfg.lexical else None)
+        data = _net_inputs(clips, vectors, settings["context_window"], layout_features, vocabulary, labels)
+        model, net_info = train_model("text", data, train, val, cfg, seed)
+        net_val = predict(model, data, val)
+        for weight in weights:  # blended as cross-validation blends (learn.crossval.candidates_with_heads)
+            fitted.append(({**settings, "head_weight": weight}, (cfg, model, data, vocabulary, net_info),
+                           blend_scores(net_val, head[val], weight)))
     selection = {}
     if len(fitted) * len(rules) > 1:
         choice = choose(labels[val], clips["recipe"].astype(str).to_numpy()[val],
@@ -281,51 +281,26 @@ def _contiguous(values: np.ndarray) -> bool:
 
 
 def model_card(name: str, meta: dict, seconds: dict, cv_rows: Sequence[dict], interval: dict | None) -> str:
-    """MODEL_CARD.md: what the selector is, what its weights were trained on and what chose its
-    settings (which recipes), how well cross-validation scored the same configuration and seed
-    (``cv_rows``: Acc/P/R/F1 of the run Table 4 shows, as model.json's ``crossval`` holds them;
-    ``interval``: its bootstrap intervals), how long training took and how to use it."""
+    """MODEL_CARD.md (cookproc.learn.artifact's template): what the selector is, what its weights
+    were trained on and what chose its settings (which recipes), how well cross-validation scored
+    the same configuration and seed (``cv_rows``: Acc/P/R/F1 of the run Table 4 shows, as
+    model.json's ``crossval`` holds them; ``interval``: its bootstrap intervals), how long training
+    took and how to use it."""
     spec, training = meta["spec"], meta["training"]
-    intro = ("Key-clip selector of the cookproc workflow (the neural text variant, `neural-text` in Table 4): the "
-             f"top {spec['finetuned_layers']} layers of the sentence encoder fine-tuned on key-clip labels, a "
-             "key-clip net over the finetuned sentence vectors with "
-             f"{spec['context_window']} neighbouring sentence(s) each side"
-             + (", the clip's position in the video" if spec["layout_features"] else "")
-             + (" and a term vocabulary" if spec["lexical"] else "")
-             + f", blended with the finetuned encoder's head (weight {spec['head_weight']}).")
-    data = (f"{training_clips(training)}, in two parts. The weights (fine-tuned encoder layers, head and net) were "
-            f"fitted on the {training_split(training)} (the folds file's `inner_val` flag) trained no weight: they "
-            "chose the early-stopping epoch, the settings among the configured candidates, if any, and the decision "
-            f"threshold ({spec['threshold']:.4f}, maximising {spec['threshold_metric']}){validation_recipes(training)}"
-            f" Seed {training['seed']}. Training took {seconds['total']:.0f} s "
-            f"(fine-tuning {seconds['finetune']:.0f} s) on `{seconds['device']}`.")
-    scores = ["The same configuration and seed under the benchmark's leave-recipes-out cross-validation (every clip "
-              "scored by a model that never saw its recipe; the row of Table 4, percent):",
-              markdown_table(["run", "Acc", "P", "R", "F1"],
-                             [[str(row["run"]), *(f"{row[m]:.1f}" for m in ("accuracy", "precision", "recall", "f1"))]
-                              for row in cv_rows])]
-    if interval:
-        scores.append(f"95% bootstrap intervals of that run ({interval['unit']}s resampled, "
-                      f"{interval['resamples']} resamples): "
-                      + ", ".join(f"{m} [{lo:.1f}, {hi:.1f}]" for m, (lo, hi) in interval["metrics"].items()) + ".")
+    metrics = ("accuracy", "precision", "recall", "f1")
+    table = markdown_table(["run", "Acc", "P", "R", "F1"],
+                           [[str(row["run"]), *(format_number(row[m], 1) for m in metrics)] for row in cv_rows])
+    intervals = {"unit": interval["unit"], "resamples": interval["resamples"],
+                 "metrics": ", ".join(f"{m} [{format_number(low, 1)}, {format_number(high, 1)}]"
+                                      for m, (low, high) in interval["metrics"].items())} if interval else None
     selected = training.get("selected")
-    fixed = ("The fine-tuning (layers, epochs), the net's size and the candidate sets themselves were fixed "
-             "beforehand, some of them by comparing an earlier run's out-of-fold scores on the test folds "
-             "(docs/benchmarks.md): the estimate may be optimistic by what those choices gained.")
-    if selected:
-        chosen = ", ".join(f"{k} {v}" for k, v in selected.items())
-        how = (f"Its {', '.join(selected)} were chosen among the configured candidates on the inner-validation "
-               f"recipes only ({chosen}; {training['selection_objective']} {training['selection_value']:.4f}, "
-               "each candidate's threshold chosen on one half of those recipes and scored on the other), as every "
-               "cross-validation fold above chose its own (nested selection). " + fixed)
-    else:
-        how = ("Its settings (context window, head weight, threshold rule, fine-tuned layers) were fixed in the "
-               "config, not selected on inner-validation recipes. " + fixed)
-    scores.append(no_held_out_score("this very model") + " " + how)
-    use = (f"`cookproc extract talk.vtt --keyclips {meta.get('path', 'results/models/' + name)}`, or the "
-           "workflow's `procedures.keyclip_model` (results/procedures/<name>.md). Clips must be cut as in training: "
-           "one transcript sentence, or one cue of unpunctuated captions.")
-    provenance = (f"Format {meta['format']} version {meta['format_version']}; code fingerprint `{meta['code']}`; the "
-                  "workflow settings used are in model.json (`config`), the scores above in its `crossval`.")
-    return card_text(name, intro, [("Training data", [data]), ("Cross-validated scores", scores), ("Use", [use]),
-                                   ("Provenance", [provenance])])
+    selection = {"names": ", ".join(selected), "chosen": ", ".join(f"{k} {v}" for k, v in selected.items()),
+                 "objective": training["selection_objective"],
+                 "value": format_number(training["selection_value"], 4)} if selected else None
+    return card(ARTIFACT.kind, name, meta, {
+        "finetuned_layers": spec["finetuned_layers"], "context_window": spec["context_window"],
+        "layout": spec["layout_features"], "lexical": spec["lexical"], "head_weight": spec["head_weight"],
+        "threshold": format_number(spec["threshold"], 4), "threshold_metric": spec["threshold_metric"],
+        "seed": training["seed"], "seconds": format_number(seconds["total"], 0),
+        "finetune_seconds": format_number(seconds["finetune"], 0), "device": seconds["device"], "table": table,
+        "intervals": intervals, "selection": selection})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -19,6 +19,7 @@ from cookproc.learn.crossval import (CVResult, FitPredict, candidates_with_heads
                                        nested_cross_validate)
 from cookproc.learn.folds import clip_folds
 from cookproc.learn.inputs import VisualSets
+from cookproc.learn.selection import candidate_grid
 from cookproc.keyclips.lexical import build_vocabulary, token_matrix
 from cookproc.keyclips.train import ClipInputs, KeyClipTrainConfig, predict, train_model
 from cookproc.learn.finetuned_vectors import FoldVectors
@@ -84,6 +85,38 @@ def set_torch_threads(n: int) -> None:
     torch.set_num_threads(max(1, int(n)))
 
 
+@dataclass(frozen=True)
+class CandidateGrid:
+    """What nested selection chooses among for the neural selector: a net for every (context
+    window, lexical features) pair, its scores blended with the finetuned head at every weight, its
+    decisions made by every threshold rule; a setting without candidates keeps its configured value.
+
+    The cross-validated runs (rule keyclips_neural_*, :func:`net_candidates`) and the deployed
+    selector (cookproc.keyclips.deploy.train_selector) both build theirs with :meth:`from_config`,
+    so the deployed model chooses among exactly the candidates of its Table 4 row, in the same order
+    (which breaks ties).
+    """
+
+    context_windows: tuple[int, ...]
+    lexical: tuple[bool, ...]
+    head_weights: tuple[float, ...]
+    threshold_metrics: tuple[str, ...]
+
+    @classmethod
+    def from_config(cls, candidates: Mapping[str, Sequence] | None, *, context_window: int, lexical: bool,
+                    head_weight: float, threshold_metric: str) -> "CandidateGrid":
+        """The grid of keyclips.neural.selection.candidates, each unset (or null) set its single value."""
+        candidates = candidates or {}
+        return cls(tuple(int(w) for w in candidates.get("context_window") or [context_window]),
+                   tuple(bool(x) for x in candidates.get("lexical") or [lexical]),
+                   tuple(candidates.get("head_weight") or [head_weight]),
+                   tuple(candidates.get("threshold_metric") or [threshold_metric]))
+
+    def nets(self) -> list[dict]:
+        """The settings of each net to train: context windows outer, lexical flags inner."""
+        return candidate_grid({"context_window": self.context_windows, "lexical": self.lexical})
+
+
 @dataclass
 class NetCandidate:
     """One way to build and train the net, a candidate of nested selection: its settings (recorded as
@@ -95,10 +128,11 @@ class NetCandidate:
     finetuned: FinetunedSentences | None = None
 
 
-def net_candidates(variant: str, cfg: KeyClipTrainConfig, context_windows: Sequence[int], lexical: Sequence[bool],
+def net_candidates(variant: str, cfg: KeyClipTrainConfig, grid: CandidateGrid,
                    text_input: Callable[[np.ndarray, int], np.ndarray], frozen: np.ndarray | None = None,
                    finetuned: dict[int, FoldVectors] | None = None) -> list[NetCandidate]:
-    """Every (context window, lexical features) combination for the variants that read sentences.
+    """A net for each of ``grid``'s (context window, lexical features) pairs, for the variants that
+    read sentences.
 
     ``text_input(vectors, context_window)`` builds the net's sentence input; ``frozen`` or ``finetuned``
     are the vectors. The visual variant reads no sentences: it has one candidate.
@@ -108,14 +142,12 @@ def net_candidates(variant: str, cfg: KeyClipTrainConfig, context_windows: Seque
     if (frozen is None) == (finetuned is None):
         raise ValueError("sentence candidates need either frozen or per-fold finetuned vectors")
     out = []
-    for window in context_windows:
-        for lex in lexical:
-            def build(vectors, window=window):
-                return text_input(vectors, window)
-            out.append(NetCandidate({"context_window": int(window), "lexical": bool(lex)},
-                                    dataclasses.replace(cfg, lexical=bool(lex)),
-                                    text=build(frozen) if frozen is not None else None,
-                                    finetuned=FinetunedSentences(finetuned, build) if finetuned is not None else None))
+    for settings in grid.nets():
+        def build(vectors, window=settings["context_window"]):
+            return text_input(vectors, window)
+        out.append(NetCandidate(settings, dataclasses.replace(cfg, lexical=settings["lexical"]),
+                                text=build(frozen) if frozen is not None else None,
+                                finetuned=FinetunedSentences(finetuned, build) if finetuned is not None else None))
     return out
 
 

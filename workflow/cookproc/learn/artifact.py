@@ -6,8 +6,9 @@ A deployed model is a folder under results/models/ built from every benchmark re
 the training and inner-validation recipes), the files of its kind, and a ``MODEL_CARD.md``.
 :class:`ModelFormat` writes such a folder atomically and reads it back checked: an unknown format
 or version, a missing file or model.json key, or a spec that is not this code's is refused, and so
-is a folder holding pickles or code, before anything else is read. The card's common sentences and
-its layout are here too, so that both cards say the same thing the same way.
+is a folder holding pickles or code, before anything else is read. The model card's template is
+here too (its layout and both kinds' prose; the deploy modules give the facts), so that both
+cards say the same thing the same way.
 """
 from __future__ import annotations
 
@@ -111,7 +112,85 @@ def training_summary(clips: pd.DataFrame, inner: np.ndarray) -> dict:
     return summary
 
 
-# The model card.
+# The model card: one layout (:func:`card_text`), the prose of both kinds of model
+# (:data:`CARDS`), filled from facts the deploy modules compute (:func:`model_card`).
+
+#: Each kind of model's card: its intro, then each section's paragraphs, every one a format string
+#: of the model's facts; a paragraph that fills to nothing (an optional sentence without its fact)
+#: is left out. ``{clips}``, ``{split}``, ``{validation_recipes}`` and ``{path}`` come from model.json
+#: (:func:`training_facts`).
+CARDS = {
+    "key-clip selector": (
+        "Key-clip selector of the cookproc workflow (the neural text variant, `neural-text` in Table 4): the top "
+        "{finetuned_layers} layers of the sentence encoder fine-tuned on key-clip labels, a key-clip net over the "
+        "finetuned sentence vectors with {context_window} neighbouring sentence(s) each side{layout}{lexical}, "
+        "blended with the finetuned encoder's head (weight {head_weight}).",
+        [("Training data", [
+            "{clips}, in two parts. The weights (fine-tuned encoder layers, head and net) were fitted on the {split} "
+            "(the folds file's `inner_val` flag) trained no weight: they chose the early-stopping epoch, the settings "
+            "among the configured candidates, if any, and the decision threshold ({threshold}, maximising "
+            "{threshold_metric}){validation_recipes} Seed {seed}. Training took {seconds} s (fine-tuning "
+            "{finetune_seconds} s) on `{device}`."]),
+         ("Cross-validated scores", [
+             "The same configuration and seed under the benchmark's leave-recipes-out cross-validation (every clip "
+             "scored by a model that never saw its recipe; the row of Table 4, percent):",
+             "{table}", "{intervals}",
+             "No held-out score of this very model exists (every recipe took part in building it): the numbers above "
+             "estimate how it does on unseen recipes. {selection} The fine-tuning (layers, epochs), the net's size and "
+             "the candidate sets themselves were fixed beforehand, some of them by comparing an earlier run's "
+             "out-of-fold scores on the test folds (docs/benchmarks.md): the estimate may be optimistic by what those "
+             "choices gained."]),
+         ("Use", [
+             "`cookproc extract talk.vtt --keyclips {path}`, or the workflow's `procedures.keyclip_model` "
+             "(results/procedures/<name>.md). Clips must be cut as in training: one transcript sentence, or one cue "
+             "of unpunctuated captions."]),
+         ("Provenance", [
+             "Format {format} version {format_version}; code fingerprint `{code}`; the workflow settings used are in "
+             "model.json (`config`), the scores above in its `crossval`."])]),
+    "tuple extractor": (
+        "Tuple extractor of the cookproc workflow (`supervised-text` in Table 5): verb and argument candidates from "
+        "the sentence, its SRL parses (`{srl_backend}` backend) and the previous clips, and the verbs of a clip-level "
+        "verb classifier, ranked by gradient boosting; no video input.",
+        [("Training data", [
+            "{clips} and their gold verbs and arguments, used as a cross-validation fold uses its training recipes, in "
+            "two parts. The boosting models and the verb classifier are fitted on the {split} fit nothing: they "
+            "choose the decision thresholds and, among the configured candidates, the settings (nested selection)"
+            "{validation_recipes} No pickled model is stored: the choices and the verb classifier's probabilities on "
+            "the benchmark clips are stored as data, and each run fits the chosen boosting models and the classifier "
+            "that scores the new clips again (seeded, deterministic). Building the artifact took {seconds} s; the "
+            "choices:",
+            "{choices}"]),
+         ("Cross-validated scores", [
+             "The same configuration under the benchmark's leave-recipes-out cross-validation (the oracle-key-clip row "
+             "of Table 5; model.json's `crossval`), percent, with 95% bootstrap intervals ({unit}s resampled, "
+             "{resamples} resamples):",
+             "{table}",
+             "No held-out score of the artifact itself exists (every recipe took part in building it): the numbers "
+             "above estimate how it does on unseen recipes. Its settings were fixed beforehand except those the "
+             "configuration lists as candidates of nested selection; some of the fixed ones (the verb classifier's C "
+             "and class floor, the candidate sets' ranges) were chosen by comparing an earlier run's out-of-fold "
+             "scores on the test folds (docs/benchmarks.md), so the estimate may be optimistic by what those choices "
+             "gained."]),
+         ("Use", [
+             "Key clips come from a key-clip selector (`procedures.keyclip_model`); this extractor gives every clip's "
+             "verbs and arguments:",
+             "    snakemake -c2 results/procedures/<name>.json --config 'procedures={{tuple_model: {path}}}'\n"
+             "    cookproc extract talk.srt --tuples {path}"])]),
+}
+#: The parts of a card that depend on a fact: (the text where the fact holds, the text where it does
+#: not); a fact that is a mapping fills its text's fields.
+CARD_CLAUSES = {
+    "layout": (", the clip's position in the video", ""),
+    "lexical": (" and a term vocabulary", ""),
+    "intervals": ("95% bootstrap intervals of that run ({unit}s resampled, {resamples} resamples): {metrics}.", ""),
+    "selection": (
+        "Its {names} were chosen among the configured candidates on the inner-validation recipes only ({chosen}; "
+        "{objective} {value}, each candidate's threshold chosen on one half of those recipes and scored on the "
+        "other), as every cross-validation fold above chose its own (nested selection).",
+        "Its settings (context window, head weight, threshold rule, fine-tuned layers) were fixed in the config, not "
+        "selected on inner-validation recipes."),
+}
+
 
 def card_text(name: str, intro: str, sections: Sequence[tuple[str, Sequence[str]]]) -> str:
     """MODEL_CARD.md: the title, ``intro``, then each section's heading and paragraphs (a paragraph
@@ -120,6 +199,29 @@ def card_text(name: str, intro: str, sections: Sequence[tuple[str, Sequence[str]
     for title, paragraphs in sections:
         blocks += [f"## {title}", *paragraphs]
     return "\n\n".join(blocks) + "\n"
+
+
+def model_card(kind: str, name: str, meta: Mapping, facts: Mapping) -> str:
+    """MODEL_CARD.md of a model of ``kind`` (:data:`CARDS`): the template filled with ``facts`` and
+    what model.json (``meta``) says of its training data. A fact named in :data:`CARD_CLAUSES`
+    picks its clause's text (a mapping fills it; None or False gives the other text)."""
+    values = {**training_facts(name, meta), **facts}
+    for key, (given, absent) in CARD_CLAUSES.items():
+        if key in values:
+            fact = values[key]
+            values[key] = given.format(**fact) if isinstance(fact, Mapping) else (given if fact else absent)
+    intro, sections = CARDS[kind]
+    return card_text(name, intro.format(**values),
+                     [(title, [text for text in (p.format(**values) for p in paragraphs) if text])
+                      for title, paragraphs in sections])
+
+
+def training_facts(name: str, meta: Mapping) -> dict:
+    """What every card says of the model's training data and place, from model.json."""
+    training = meta["training"]
+    return {"clips": training_clips(training), "split": training_split(training),
+            "validation_recipes": validation_recipes(training), "path": meta.get("path", f"results/models/{name}"),
+            "format": meta.get("format"), "format_version": meta.get("format_version"), "code": meta.get("code")}
 
 
 def _recipes(training: Mapping, key: str) -> str:
@@ -143,8 +245,3 @@ def validation_recipes(training: Mapping) -> str:
     """The end of a sentence: the inner-validation recipes, by name when known."""
     names = training.get("val_recipes")
     return f": {', '.join(names)}." if names else "."
-
-
-def no_held_out_score(what: str) -> str:
-    return (f"No held-out score of {what} exists (every recipe took part in building it): the numbers above "
-            "estimate how it does on unseen recipes.")

@@ -22,7 +22,7 @@ classifier that scores the new clips, and gives the same tuples as fitting every
 tuples; a clip's tuples depend on its own video's clips only, never on the other files of a call.
 Torch-free: the new sentences' vectors and SRL parses are computed by the caller
 (cookproc.app.extractors). The folder's shape (format and version, checks on load, atomic save,
-the card's layout) is cookproc.learn.artifact's, shared with the key-clip selector.
+the card's template) is cookproc.learn.artifact's, shared with the key-clip selector.
 """
 from __future__ import annotations
 
@@ -39,10 +39,10 @@ import pandas as pd
 import pyarrow as pa
 
 from cookproc.core.errors import InputError
-from cookproc.core.formatting import markdown_table
+from cookproc.core.formatting import format_number, markdown_table
 from cookproc.core.parquet_io import read_table, write_parquet
-from cookproc.learn.artifact import (DeployedModel, ModelFormat, card_text, no_held_out_score,
-                                     training_clips, training_split, validation_recipes)
+from cookproc.learn.artifact import DeployedModel, ModelFormat
+from cookproc.learn.artifact import model_card as card
 from cookproc.learn.sentence_vectors import clip_text_features
 from cookproc.scoring.similarity import SimilarityCache
 from cookproc.supervised import extract
@@ -287,38 +287,18 @@ class TupleExtractor(DeployedModel):
 
 
 def model_card(name: str, meta: dict, cells: Sequence[dict], bootstrap: dict, seconds: float) -> str:
-    """MODEL_CARD.md: what the extractor is, what it is trained on, its cross-validated Table 5
-    scores with intervals (``cells``: :func:`cookproc.evaluation.bootstrap.oracle_cell_intervals`),
-    and how to use it."""
-    training = meta["training"]
+    """MODEL_CARD.md (cookproc.learn.artifact's template): what the extractor is, what it is
+    trained on, its cross-validated Table 5 scores with intervals (``cells``:
+    :func:`cookproc.evaluation.bootstrap.oracle_cell_intervals`), and how to use it."""
     by = {(c["field"], c["metric"]): c for c in cells}
-    intro = ("Tuple extractor of the cookproc workflow (`supervised-text` in Table 5): verb and argument "
-             f"candidates from the sentence, its SRL parses (`{meta['srl_backend']}` backend) and the previous "
-             "clips, and the verbs of a clip-level verb classifier, ranked by gradient boosting; no video input.")
-    data = (f"{training_clips(training)} and their gold verbs and arguments, used as a cross-validation fold uses its "
-            "training recipes, in two parts. The boosting models and the verb classifier are fitted on the "
-            f"{training_split(training)} fit nothing: they choose the decision thresholds and, among the configured "
-            f"candidates, the settings (nested selection){validation_recipes(training)} No pickled model is stored: "
-            "the choices and the verb classifier's probabilities on the benchmark clips are stored as data, and each "
-            "run fits the chosen boosting models and the classifier that scores the new clips again (seeded, "
-            f"deterministic). Building the artifact took {seconds:.0f} s; the choices:")
-    choices = "\n".join(f"- {name}: " + ", ".join(f"{k} {v}" for k, v in sorted(meta["fitted"]["choices"][name].items()))
-                        + f", threshold {meta['fitted']['thresholds'][name]}" for name in FIELDS)
-    scores = ("The same configuration under the benchmark's leave-recipes-out cross-validation (the oracle-key-clip "
-              "row of Table 5; model.json's `crossval`), percent, with 95% bootstrap intervals "
-              f"({bootstrap['unit']}s resampled, {bootstrap['resamples']} resamples):")
+    fitted = meta["fitted"]
+    choices = "\n".join(f"- {name}: " + ", ".join(f"{k} {v}" for k, v in sorted(fitted["choices"][name].items()))
+                        + f", threshold {fitted['thresholds'][name]}" for name in FIELDS)
     table = markdown_table(["field (mode)", "P", "R", "F1"], [
-        [f"{field} ({mode})", *(f"{c['value']:.1f} [{c['ci_low']:.1f}, {c['ci_high']:.1f}]"
+        [f"{field} ({mode})", *(f"{format_number(c['value'], 1)} [{format_number(c['ci_low'], 1)}, "
+                                f"{format_number(c['ci_high'], 1)}]"
                                 for c in (by[(field, m)] for m in ("precision", "recall", "f1")))]
         for field, mode in (("verbs", "exact"), ("arguments", "partial"))])
-    caveat = (no_held_out_score("the artifact itself") + " Its settings were fixed beforehand except those the "
-              "configuration lists as candidates of nested selection; some of the fixed ones (the verb classifier's "
-              "C and class floor, the candidate sets' ranges) were chosen by comparing an earlier run's out-of-fold "
-              "scores on the test folds (docs/benchmarks.md), so the estimate may be optimistic by what those "
-              "choices gained.")
-    use = ("Key clips come from a key-clip selector (`procedures.keyclip_model`); this extractor gives every clip's verbs "
-           "and arguments:")
-    commands = (f"    snakemake -c2 results/procedures/<name>.json --config 'procedures={{tuple_model: {meta['path']}}}'\n"
-                f"    cookproc extract talk.srt --tuples {meta['path']}")
-    return card_text(name, intro, [("Training data", [data, choices]), ("Cross-validated scores", [scores, table, caveat]),
-                                   ("Use", [use, commands])])
+    return card(ARTIFACT.kind, name, meta, {
+        "srl_backend": meta["srl_backend"], "seconds": format_number(seconds, 0), "choices": choices,
+        "unit": bootstrap["unit"], "resamples": bootstrap["resamples"], "table": table})
