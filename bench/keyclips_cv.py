@@ -18,7 +18,7 @@ import time
 
 import yaml
 
-from cookproc.learn.crossval import cross_validate
+from cookproc.learn.keyclip_crossval import cross_validate
 from cookproc.keyclips.finetune import FinetuneConfig, finetune_folds
 from cookproc.keyclips.frozen_bottom import load_bottom
 from cookproc.learn.folds import clip_folds, read_folds

@@ -47,19 +47,19 @@ rule deploy_keyclip_selector:
 rule deploy_tuple_extractor:
     "Save the text-only supervised tuple extractor of every benchmark recipe, with a model card."
     input:
+        # The verb classifier's sentence vectors, when it reads them; the tagger, when it parses.
         **(
             {"vectors": rules.supervised_tuples_text.input.text}
             if "text" in rules.supervised_tuples_text.input.keys()
             else {}
         ),
         **({"tagger": "results/srl/model/tagger.pt"} if config["supervised"]["srl_backend"] == "tagger" else {}),
-        # The same configuration's cross-validated run (Table 5's supervised-text): the card's scores.
+        # The inputs of the cross-validated run (rule supervised_tuples_text, rules/supervised.smk).
         clips=CLIPS,
         folds="results/keyclips/folds.parquet",
-        # The inputs of the cross-validated run (rule supervised_tuples_text, rules/supervised.smk).
         srl=rules.supervised_tuples_text.input.srl,
         lexicon=rules.supervised_tuples_text.input.lexicon,
-        # The verb classifier's sentence vectors, when it reads them; the tagger, when it parses.
+        # The same configuration's cross-validated run (Table 5's supervised-text): the card's scores.
         crossval="results/tuples/supervised-text.parquet",
         # Its library reaches WordNet (verb lemmas, when the extractor runs): the job's resources say so.
         wordnet=config["resources"]["nltk_data"],

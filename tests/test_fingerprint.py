@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cookproc.core.fingerprint import code_fingerprint, file_digest, file_digests, normalized_code
+from cookproc.core.fingerprint import code_digest, code_digests, code_fingerprint, normalized_code
 
 PY = textwrap.dedent('''\
     """Module docstring."""
@@ -44,13 +44,13 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_python_comments_docstrings_and_layout_do_not_count(tmp_path):
-    base = file_digest(write(tmp_path / "a.py", PY))
+    base = code_digest(write(tmp_path / "a.py", PY))
     commented = PY.replace("import math\n", "import math  # needed for pi\n# a new comment line\n")
     redocumented = PY.replace('"""Area of a disc."""', '"""The area of a disc of radius r,\n    in square units."""')
     reformatted = ast.unparse(ast.parse(PY))  # the same tree, laid out by another hand
     assert reformatted != PY
     for variant in (commented, redocumented, reformatted):
-        assert file_digest(write(tmp_path / "b.py", variant)) == base
+        assert code_digest(write(tmp_path / "b.py", variant)) == base
 
 
 @pytest.mark.parametrize("change", [
@@ -60,34 +60,34 @@ def test_python_comments_docstrings_and_layout_do_not_count(tmp_path):
     ("    def __init__(self, r):", "    x = 1\n\n    def __init__(self, r):"),
 ], ids=["expression", "attribute", "import", "class-body"])
 def test_python_code_changes_count(tmp_path, change):
-    base = file_digest(write(tmp_path / "a.py", PY))
+    base = code_digest(write(tmp_path / "a.py", PY))
     assert PY.count(change[0]) == 1
-    assert file_digest(write(tmp_path / "b.py", PY.replace(*change))) != base
+    assert code_digest(write(tmp_path / "b.py", PY.replace(*change))) != base
 
 
 def test_a_string_statement_that_is_not_a_docstring_counts(tmp_path):
     # Only the first statement of a body is a docstring; a later bare string is code (as far as
     # the parser goes) and is kept.
-    base = file_digest(write(tmp_path / "a.py", "x = 1\n"))
-    assert file_digest(write(tmp_path / "b.py", 'x = 1\n"later"\n')) != base
+    base = code_digest(write(tmp_path / "a.py", "x = 1\n"))
+    assert code_digest(write(tmp_path / "b.py", 'x = 1\n"later"\n')) != base
 
 
 def test_c_comments_and_layout_do_not_count_but_tokens_and_strings_do(tmp_path):
-    base = file_digest(write(tmp_path / "a.c", C))
+    base = code_digest(write(tmp_path / "a.c", C))
     relaid = C.replace("{ return 2 * x; }", "{\n    return 2*x;\n}").replace("/* A header comment. */", "")
-    assert file_digest(write(tmp_path / "b.c", relaid + "// one more comment\n")) == base
-    assert file_digest(write(tmp_path / "c.c", C.replace("2 * x", "3 * x"))) != base
+    assert code_digest(write(tmp_path / "b.c", relaid + "// one more comment\n")) == base
+    assert code_digest(write(tmp_path / "c.c", C.replace("2 * x", "3 * x"))) != base
     # A "//" inside a string literal is part of the string, not a comment.
-    assert file_digest(write(tmp_path / "d.c", C.replace("not // a comment", "not // the comment"))) != base
+    assert code_digest(write(tmp_path / "d.c", C.replace("not // a comment", "not // the comment"))) != base
     assert "not // a comment" in normalized_code(tmp_path / "a.c")
 
 
 def test_touching_a_file_changes_nothing(tmp_path):
     path = write(tmp_path / "a.py", PY)
-    before = file_digest(path)
+    before = code_digest(path)
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns + 10**9, st.st_mtime_ns + 10**9))
-    assert file_digest(path) == before
+    assert code_digest(path) == before
 
 
 def make_checkout(root: Path) -> tuple[Path, Path, Path]:
@@ -102,7 +102,7 @@ def make_checkout(root: Path) -> tuple[Path, Path, Path]:
 
 def test_fingerprint_covers_the_script_and_what_it_imports_keyed_by_relative_path(tmp_path):
     repo, library, script = make_checkout(tmp_path / "one")
-    files = file_digests(script, library, repo)
+    files = code_digests(script, library, repo)
     assert sorted(files) == ["workflow/cookproc/__init__.py", "workflow/cookproc/geometry.py",
                              "workflow/scripts/job.py"]
     base = code_fingerprint(script, library, repo)

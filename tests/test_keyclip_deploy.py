@@ -240,7 +240,7 @@ def test_the_deployed_selector_compares_the_candidates_of_its_cross_validated_ru
     breaks ties): both build them with keyclips.neural.CandidateGrid. Compared as each records them
     (settings and threshold rule per row), with the nets' training stubbed out."""
     from cookproc.keyclips.neural import CandidateGrid, net_candidates
-    from cookproc.learn.crossval import candidates_with_heads, nested_cross_validate
+    from cookproc.learn.keyclip_crossval import candidates_with_heads, nested_cross_validate
     from cookproc.learn.folds import clip_folds, make_folds
 
     candidates = {"context_window": [0, 1], "lexical": [True, False], "head_weight": [0.0, 0.7],
@@ -384,7 +384,7 @@ def test_sentence_encoders_refuse_foreign_modules_and_pickles(encoder, tmp_path)
 def test_the_shipped_encoders_hold_safetensors_and_pass_the_check():
     """The packaged MiniLM and, when installed, all-mpnet-base-v2 (data/encoders) load as before."""
     from cookproc.data import encoders
-    from cookproc.core.artifacts import refuse_unsafe_model_files
+    from cookproc.core.model_folders import refuse_unsafe_model_files
     from cookproc.keyclips.sentence_encoder import default_encoder_path, load_sentence_encoder
 
     folders = [default_encoder_path()]

@@ -203,7 +203,7 @@ def test_cross_validation_with_finetuned_vectors_scores_every_clip_once(bert):
 
 
 def test_held_out_fold_names_the_one_fold_of_the_test_clips_among_those_with_inputs():
-    from cookproc.learn.crossval import held_out_fold
+    from cookproc.learn.keyclip_crossval import held_out_fold
 
     fold = np.repeat([0, 1, 2], 4)
     assert held_out_fold(fold, np.arange(4, 8), {0: None, 1: None, 2: None}) == 1

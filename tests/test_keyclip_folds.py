@@ -5,7 +5,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from cookproc.core.errors import InputError
-from cookproc.learn.crossval import cross_validate, keyclips_table
+from cookproc.learn.keyclip_crossval import cross_validate, keyclips_table
 from cookproc.learn.folds import FOLDS, assign_folds, clip_folds, folds_table, make_folds, read_folds, split_indices
 from cookproc.core.parquet_io import write_parquet
 from cookproc.core.schemas import KEYCLIPS, conform

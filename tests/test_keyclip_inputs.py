@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from cookproc.core.errors import InputError
-from cookproc.learn.crossval import cross_validate, keyclips_table
+from cookproc.learn.keyclip_crossval import cross_validate, keyclips_table
 from cookproc.learn.folds import clip_folds, make_folds
 from cookproc.learn.inputs import (context_features, frame_sets, layout_features, read_clips_parquet, shift_rows,
                                       text_inputs, tsm_sets)

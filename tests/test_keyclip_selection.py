@@ -1,10 +1,10 @@
-"""Nested selection (cookproc.learn.selection, crossval.nested_cross_validate): each outer fold
+"""Nested selection (cookproc.learn.selection, keyclip_crossval.nested_cross_validate): each outer fold
 chooses its candidate on its own inner-validation recipes, never on its test recipes."""
 import numpy as np
 import pytest
 import torch
 
-from cookproc.learn.crossval import Candidate, candidates_with_heads, cross_validate, nested_cross_validate
+from cookproc.learn.keyclip_crossval import Candidate, candidates_with_heads, cross_validate, nested_cross_validate
 from cookproc.learn.folds import clip_folds, make_folds
 from cookproc.learn.selection import (candidate_grid, choose, crossfit_value, decision_measure,
                                          validation_halves)

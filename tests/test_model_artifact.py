@@ -1,4 +1,4 @@
-"""The deployed models' shared folder shape (cookproc.learn.artifact): saved atomically with its
+"""The deployed models' shared folder shape (cookproc.learn.deployed_model): saved atomically with its
 model.json and card, read back checked, refused when another format, version, key set or spec."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from cookproc.core.errors import InputError
 from cookproc.core.formatting import markdown_table
-from cookproc.learn.artifact import ModelFormat, card_text, training_summary
+from cookproc.learn.deployed_model import ModelFormat, card_text, training_summary
 
 
 @dataclass(frozen=True)

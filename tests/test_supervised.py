@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cookproc.learn.crossval import cross_validate
+from cookproc.learn.keyclip_crossval import cross_validate
 from cookproc.learn.folds import clip_folds, make_folds, split_indices
 from cookproc.supervised import extract
 from cookproc.supervised import tuples as T
@@ -138,7 +138,7 @@ def test_gains_split_by_presence_in_the_sentence():
 
 
 def test_regression_candidates_cover_windows_and_C_and_read_each_folds_own_vectors():
-    from cookproc.learn.crossval import nested_cross_validate, candidates_with_heads
+    from cookproc.learn.keyclip_crossval import nested_cross_validate, candidates_with_heads
     from cookproc.learn.finetuned_vectors import FoldVectors
     from cookproc.supervised.keyclips import regression_candidates
 

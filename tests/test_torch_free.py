@@ -29,7 +29,7 @@ TORCH_FREE = (
     # thresholds and Platt scaling, inputs, lexical terms, TF-IDF, seed summaries, stored sentence vectors.
     "cookproc.keyclips",
     "cookproc.learn",
-    "cookproc.learn.crossval",
+    "cookproc.learn.keyclip_crossval",
     "cookproc.learn.folds",
     "cookproc.learn.inputs",
     "cookproc.keyclips.lexical",
@@ -39,7 +39,7 @@ TORCH_FREE = (
     "cookproc.keyclips.tfidf",
     "cookproc.learn.thresholds",
     "cookproc.learn.finetuned_vectors",
-    "cookproc.learn.artifact",
+    "cookproc.learn.deployed_model",
     # The supervised stage.
     "cookproc.supervised",
     "cookproc.supervised.clipfeatures",
@@ -51,7 +51,7 @@ TORCH_FREE = (
     "cookproc.supervised.verbclf",
     # The core every stage shares.
     "cookproc.core",
-    "cookproc.core.artifacts",
+    "cookproc.core.model_folders",
     "cookproc.core.config_schema",
     "cookproc.core.deps",
     "cookproc.core.digests",

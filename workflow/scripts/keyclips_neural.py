@@ -4,7 +4,7 @@ from cookproc.core.logs import script_logging
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
 
-    from cookproc.learn.crossval import keyclips_table
+    from cookproc.learn.keyclip_crossval import keyclips_table
     from cookproc.learn.folds import read_folds
     from cookproc.learn.inputs import frame_sets, read_clips_parquet, text_inputs, tsm_sets
     from cookproc.keyclips.neural import CandidateGrid, net_candidates, run_nested_neural, set_torch_threads

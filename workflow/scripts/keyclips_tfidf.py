@@ -2,7 +2,7 @@
 from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
-    from cookproc.learn.crossval import cross_validate, keyclips_table
+    from cookproc.learn.keyclip_crossval import cross_validate, keyclips_table
     from cookproc.learn.folds import clip_folds, read_folds
     from cookproc.learn.inputs import read_clips_parquet
     from cookproc.keyclips.tfidf import tfidf_fit_predict

@@ -5,7 +5,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import json
     import time
 
-    from cookproc.learn.crossval import candidates_with_heads, keyclips_table, nested_cross_validate
+    from cookproc.learn.keyclip_crossval import candidates_with_heads, keyclips_table, nested_cross_validate
     from cookproc.learn.folds import clip_folds, read_folds
     from cookproc.learn.inputs import read_clips_parquet, tsm_sets
     from cookproc.learn.sentence_vectors import clip_text_features

@@ -10,7 +10,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.learn.folds import clip_folds, read_folds
     from cookproc.learn.inputs import align_rows, read_clips_parquet
     from cookproc.srl.baselines import read_lexicon_lines
-    from cookproc.learn.artifact import training_summary
+    from cookproc.learn.deployed_model import training_summary
     from cookproc.evaluation.bootstrap import oracle_cell_intervals
     from cookproc.supervised.deploy import model_card, save_extractor, training_table
 

@@ -62,7 +62,7 @@ class ContentStore:
             pass
 
 
-#: The store of this process (rules/common.smk points it at .snakemake/cookproc/code-digests.json).
+#: The store of this process (rules/common.smk points it at .snakemake/cookproc/store.json).
 STORE = ContentStore()
 
 

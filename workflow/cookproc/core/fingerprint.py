@@ -55,7 +55,7 @@ def normalized_code(path: str | Path) -> str:
 
 
 @lru_cache(maxsize=None)
-def _file_digest(path: Path, mtime_ns: int, size: int) -> str:
+def _code_digest(path: Path, mtime_ns: int, size: int) -> str:
     # Keyed by (path, mtime, size) only to reuse work within one process: the digest itself is of
     # the content, and the syntax-tree work is kept between processes by content (STORE).
     key = f"digest {FINGERPRINT_VERSION} {path.suffix} {content_hash(path)}"
@@ -65,11 +65,11 @@ def _file_digest(path: Path, mtime_ns: int, size: int) -> str:
     return digest
 
 
-def file_digest(path: str | Path) -> str:
+def code_digest(path: str | Path) -> str:
     """SHA-256 of a file's normalised code."""
     path = Path(path).resolve()
     st = path.stat()
-    return _file_digest(path, st.st_mtime_ns, st.st_size)
+    return _code_digest(path, st.st_mtime_ns, st.st_size)
 
 
 def code_files(script: str | Path, library: str | Path) -> list[Path]:
@@ -77,7 +77,7 @@ def code_files(script: str | Path, library: str | Path) -> list[Path]:
     return [Path(script)] + imported_library_files(script, library)
 
 
-def file_digests(script: str | Path, library: str | Path, repo: str | Path) -> dict[str, str]:
+def code_digests(script: str | Path, library: str | Path, repo: str | Path) -> dict[str, str]:
     """{repository-relative path: digest} of every file ``script`` can execute."""
     # Paths as given, not resolved: a repository assembled from symlinked folders keys its files
     # by where they appear in it.
@@ -87,14 +87,14 @@ def file_digests(script: str | Path, library: str | Path, repo: str | Path) -> d
         rel = os.path.relpath(os.path.abspath(path), repo)
         if rel.startswith(".."):
             raise ValueError(f"{path} lies outside the repository {repo}")
-        digests[Path(rel).as_posix()] = file_digest(path)
+        digests[Path(rel).as_posix()] = code_digest(path)
     return digests
 
 
 def code_fingerprint(script: str | Path, library: str | Path, repo: str | Path) -> str:
     """One digest of everything ``script`` can execute, independent of where the checkout lies."""
     digest = hashlib.sha256(f"cookproc-fingerprint {FINGERPRINT_VERSION}\n".encode())
-    for rel, file_hash in sorted(file_digests(script, library, repo).items()):
+    for rel, file_hash in sorted(code_digests(script, library, repo).items()):
         digest.update(f"{rel} {file_hash}\n".encode())
     STORE.save()
     return digest.hexdigest()[:32]
@@ -108,7 +108,7 @@ def main(argv: list[str]) -> int:
         return 2
     for script in argv:
         print(f"{script}: {code_fingerprint(script, library, repo)}")
-        for rel, file_hash in sorted(file_digests(script, library, repo).items()):
+        for rel, file_hash in sorted(code_digests(script, library, repo).items()):
             print(f"  {file_hash[:16]}  {rel}")
     return 0
 

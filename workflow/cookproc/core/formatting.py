@@ -1,6 +1,6 @@
 """How the library writes numbers and tables for people: one number formatter and one Markdown-table
 writer, used by the result tables (results/table4.md, table5.md), the docs' rendered blocks and
-values (cookproc.evaluation.render) and the deployed models' cards (cookproc.learn.artifact),
+values (cookproc.evaluation.render) and the deployed models' cards (cookproc.learn.deployed_model),
 so that the same number reads the same everywhere.
 """
 from __future__ import annotations

@@ -18,7 +18,7 @@ An artifact is a folder (:func:`save_selector`, read back by :meth:`KeyClipSelec
 * ``MODEL_CARD.md``: written beside them by the rule (:func:`model_card`).
 
 The folder's shape (format and version, checks on load, atomic save, the card's template) is
-cookproc.learn.artifact's, shared with the tuple extractor. Its candidates of nested selection are
+cookproc.learn.deployed_model's, shared with the tuple extractor. Its candidates of nested selection are
 built as the cross-validated runs build theirs (cookproc.keyclips.neural.CandidateGrid).
 
 Inference runs the training code path itself (the frozen bottom, then the finetuned top layers), so a
@@ -41,9 +41,9 @@ import torch
 
 from cookproc.core.errors import InputError
 from cookproc.core.formatting import format_number, markdown_table
-from cookproc.learn.artifact import DeployedModel, ModelFormat, training_summary
-from cookproc.learn.artifact import model_card as card
-from cookproc.learn.crossval import blend_scores
+from cookproc.learn.deployed_model import DeployedModel, ModelFormat, training_summary
+from cookproc.learn.deployed_model import model_card as card
+from cookproc.learn.keyclip_crossval import blend_scores
 from cookproc.keyclips.frozen_bottom import FrozenBottom, bottom_encoder, load_bottom
 from cookproc.keyclips.finetune import (FinetuneConfig, FinetunedTop, train_top,
                                         finetuned_outputs)
@@ -143,7 +143,7 @@ def train_selector(clips: pd.DataFrame, inner_val: np.ndarray, *, encoder_path: 
         data = _net_inputs(clips, vectors, settings["context_window"], layout_features, vocabulary, labels)
         model, net_info = train_model("text", data, train, val, cfg, seed)
         net_val = predict(model, data, val)
-        for weight in weights:  # blended as cross-validation blends (learn.crossval.candidates_with_heads)
+        for weight in weights:  # blended as cross-validation blends (learn.keyclip_crossval.candidates_with_heads)
             fitted.append(({**settings, "head_weight": weight}, (cfg, model, data, vocabulary, net_info),
                            blend_scores(net_val, head[val], weight)))
     selection = {}
@@ -281,7 +281,7 @@ def _contiguous(values: np.ndarray) -> bool:
 
 
 def model_card(name: str, meta: dict, seconds: dict, cv_rows: Sequence[dict], interval: dict | None) -> str:
-    """MODEL_CARD.md (cookproc.learn.artifact's template): what the selector is, what its weights
+    """MODEL_CARD.md (cookproc.learn.deployed_model's template): what the selector is, what its weights
     were trained on and what chose its settings (which recipes), how well cross-validation scored
     the same configuration and seed (``cv_rows``: Acc/P/R/F1 of the run Table 4 shows, as
     model.json's ``crossval`` holds them; ``interval``: its bootstrap intervals), how long training

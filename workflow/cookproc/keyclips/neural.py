@@ -2,7 +2,7 @@
 
 Builds the net's inputs per fold (its own term vocabulary, the held-out fold's finetuned sentence
 vectors) and hands :func:`neural_fit_predict` to the torch-free driver
-(cookproc.learn.crossval.nested_cross_validate), which chooses each fold's candidate settings
+(cookproc.learn.keyclip_crossval.nested_cross_validate), which chooses each fold's candidate settings
 and threshold on that fold's inner-validation recipes.
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from cookproc.learn.crossval import (CVResult, FitPredict, candidates_with_heads, held_out_fold,
-                                       nested_cross_validate)
+from cookproc.learn.keyclip_crossval import (CVResult, FitPredict, candidates_with_heads, held_out_fold,
+                                             nested_cross_validate)
 from cookproc.learn.folds import clip_folds
 from cookproc.learn.inputs import VisualSets
 from cookproc.learn.selection import candidate_grid
@@ -47,7 +47,7 @@ def neural_fit_predict(variant: str, data: ClipInputs, cfg: KeyClipTrainConfig, 
     With ``cfg.lexical`` (text and full variants) each fold gets a term vocabulary of its own
     training sentences, so no test word shapes the model. With ``finetuned`` (and the clips' ``fold``
     ids) the held-out fold's finetuned vectors become the text input; the finetuned head's probability is
-    blended into the net's scores by :func:`run_nested_neural` (crossval.candidates_with_heads).
+    blended into the net's scores by :func:`run_nested_neural` (keyclip_crossval.candidates_with_heads).
     """
     lexical = cfg.lexical and variant != "visual"
     if lexical and sentences is None:

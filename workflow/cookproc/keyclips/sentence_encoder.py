@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from cookproc.data import encoders
-from cookproc.core.artifacts import refuse_unsafe_model_files
+from cookproc.core.model_folders import refuse_unsafe_model_files
 from cookproc.core import provenance
 from cookproc.core.errors import InputError
 from cookproc.core.logs import Progress
@@ -60,7 +60,7 @@ def local_model_dir(path: str | os.PathLike | None) -> Path:
 def load_pretrained(path: str | os.PathLike):
     """(model, tokenizer) of a local Hugging Face model folder, offline, from safetensors weights
     only and with no code of the folder's: a folder holding other weight formats or code hooks is
-    refused first, naming the file (:func:`cookproc.core.artifacts.refuse_unsafe_model_files`)."""
+    refused first, naming the file (:func:`cookproc.core.model_folders.refuse_unsafe_model_files`)."""
     from transformers import AutoModel, AutoTokenizer
 
     path = Path(path)

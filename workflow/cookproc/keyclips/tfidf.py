@@ -12,13 +12,13 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from cookproc.learn.crossval import FitPredict
+from cookproc.learn.keyclip_crossval import FitPredict
 from cookproc.learn.inputs import shift_rows
 
 
 def tfidf_fit_predict(clips: pd.DataFrame, *, window: int = 1, ngram_max: int = 2, min_df: int = 2,
                       C: float = 1.0, max_iter: int = 2000) -> FitPredict:
-    """A FitPredict for :func:`cookproc.learn.crossval.cross_validate`."""
+    """A FitPredict for :func:`cookproc.learn.keyclip_crossval.cross_validate`."""
     sentences = clips["sentence"].astype(str).tolist()
     video = clips["video_id"].to_numpy()
     labels = clips["is_key"].to_numpy().astype(int)

@@ -88,7 +88,7 @@ class WordEncoder:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
-        from cookproc.core.artifacts import refuse_unsafe_model_files
+        from cookproc.core.model_folders import refuse_unsafe_model_files
 
         path = resolve_encoder(name_or_path)
         refuse_unsafe_model_files(path)  # weights from safetensors only, no code hooks

@@ -22,7 +22,7 @@ classifier that scores the new clips, and gives the same tuples as fitting every
 tuples; a clip's tuples depend on its own video's clips only, never on the other files of a call.
 Torch-free: the new sentences' vectors and SRL parses are computed by the caller
 (cookproc.app.extractors). The folder's shape (format and version, checks on load, atomic save,
-the card's template) is cookproc.learn.artifact's, shared with the key-clip selector.
+the card's template) is cookproc.learn.deployed_model's, shared with the key-clip selector.
 """
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ import pyarrow as pa
 from cookproc.core.errors import InputError
 from cookproc.core.formatting import format_number, markdown_table
 from cookproc.core.parquet_io import read_table, write_parquet
-from cookproc.learn.artifact import DeployedModel, ModelFormat
-from cookproc.learn.artifact import model_card as card
+from cookproc.learn.deployed_model import DeployedModel, ModelFormat
+from cookproc.learn.deployed_model import model_card as card
 from cookproc.learn.sentence_vectors import clip_text_features
 from cookproc.scoring.similarity import SimilarityCache
 from cookproc.supervised import extract
@@ -287,7 +287,7 @@ class TupleExtractor(DeployedModel):
 
 
 def model_card(name: str, meta: dict, cells: Sequence[dict], bootstrap: dict, seconds: float) -> str:
-    """MODEL_CARD.md (cookproc.learn.artifact's template): what the extractor is, what it is
+    """MODEL_CARD.md (cookproc.learn.deployed_model's template): what the extractor is, what it is
     trained on, its cross-validated Table 5 scores with intervals (``cells``:
     :func:`cookproc.evaluation.bootstrap.oracle_cell_intervals`), and how to use it."""
     by = {(c["field"], c["metric"]): c for c in cells}

@@ -18,7 +18,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from cookproc.learn.crossval import FitPredict, held_out_fold
+from cookproc.learn.keyclip_crossval import FitPredict, held_out_fold
 from cookproc.learn.inputs import VisualSets, context_features, layout_features
 from cookproc.learn.finetuned_vectors import FoldVectors
 
@@ -51,7 +51,7 @@ def dense_inputs(clips: pd.DataFrame, embeddings: np.ndarray, srl: np.ndarray, t
 
 def logreg_fit_predict(dense: np.ndarray, sentences: list[str], labels: np.ndarray, *, C: float,
                        ngram_max: int, min_df: int, max_iter: int = 2000):
-    """A cookproc.learn.crossval FitPredict: every statistic (scaler, vocabulary) from training clips only."""
+    """A cookproc.learn.keyclip_crossval FitPredict: every statistic (scaler, vocabulary) from training clips only."""
 
     def fit(train: np.ndarray, val: np.ndarray, test: np.ndarray):
         scaler = StandardScaler().fit(dense[train])
@@ -77,7 +77,7 @@ def regression_candidates(design: Callable[[np.ndarray, int], np.ndarray], sente
                           frozen: np.ndarray | None = None, finetuned: dict[int, FoldVectors] | None = None,
                           fold: np.ndarray | None = None) -> list[tuple[dict, FitPredict]]:
     """(settings, FitPredict) for every context window and C: candidates of nested selection
-    (cookproc.learn.crossval.candidates_with_heads).
+    (cookproc.learn.keyclip_crossval.candidates_with_heads).
 
     ``design(embeddings, window)`` builds the dense inputs. With ``finetuned`` (per held-out fold f,
     vectors of an encoder that never saw fold f; needs the clips' ``fold``), fold f's design matrix

@@ -23,7 +23,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from cookproc.core.artifacts import building_folder, read_model_json, refuse_unsafe_model_files
+from cookproc.core.model_folders import building_folder, read_model_json, refuse_unsafe_model_files
 from cookproc.core.errors import InputError
 
 
@@ -80,7 +80,7 @@ class ModelFormat:
 
     def open(self, path: str | os.PathLike) -> tuple[Path, dict]:
         """The folder and its checked model.json, once the folder is known to hold no pickles and no
-        code (:func:`cookproc.core.artifacts.refuse_unsafe_model_files`): read its files after this."""
+        code (:func:`cookproc.core.model_folders.refuse_unsafe_model_files`): read its files after this."""
         path = Path(path)
         meta = self.read(path)
         refuse_unsafe_model_files(path, trusted=self.trusted)
