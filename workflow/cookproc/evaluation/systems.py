@@ -161,13 +161,17 @@ class UserSystems:
         """Every file found for system ``name`` of ``kind`` (one when all is well)."""
         return list(self.candidates.get((kind, name), []))
 
-    def message(self) -> str:
-        """The one message listing every problem, or "" when there is none."""
+    def message(self, *, one_line: bool = False) -> str:
+        """The one message listing every problem (a line each, or ``one_line``: on one line), or ""
+        when there is none."""
         if not self.problems:
             return ""
-        return (f"{self.folder}: {len(self.problems)} problem(s) with user systems (each must be one file "
+        head = (f"{self.folder}: {len(self.problems)} problem(s) with user systems (each must be one file "
                 f"<name>.keyclips.jsonl|parquet or <name>.tuples.jsonl|parquet, <name> matching {USER_NAME}); "
-                "these are left out of the tables until fixed:\n" + "\n".join(f"  - {p}" for p in self.problems))
+                "these are left out of the tables until fixed:")
+        if one_line:
+            return f"{head} " + "; ".join(self.problems)
+        return head + "\n" + "\n".join(f"  - {p}" for p in self.problems)
 
 
 def scan_user_systems(folder: str | os.PathLike) -> UserSystems:
