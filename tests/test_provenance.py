@@ -227,6 +227,20 @@ def test_a_file_written_for_another_output_is_refused_moved_aside_and_inspected_
     assert report["status"] == "current" and report["written_elsewhere"].startswith("written as results/keyclips/")
 
 
+def test_a_misplaced_file_of_a_job_with_two_outputs_names_the_one_it_was_written_as(run_dir):
+    import shutil
+
+    outputs = ["results/keyclips/srl-noheur-spacy.parquet", "results/tuples/srl-noheur-spacy.parquet"]
+    job = Job([str(run_dir / "two.log")], {}, {"code": "f" * 32}, {"srl_backend": "spacy"}, rule="srl_systems_noheur",
+              outputs=outputs)
+    with script_logging(job):
+        write_parquet(keyclips(), outputs[0], KEYCLIPS)
+    assert stored(outputs[0])["written_as"] == outputs[0] and stored(outputs[0])["outputs"] == outputs
+    shutil.copyfile(outputs[0], "results/keyclips/srl-heur-spacy.parquet")
+    assert provenance.written_elsewhere(stored(outputs[0]), "results/keyclips/srl-heur-spacy.parquet") == (
+        'written as results/keyclips/srl-noheur-spacy.parquet by rule srl_systems_noheur {"srl_backend":"spacy"}')
+
+
 def test_a_file_inside_a_folder_output_is_its_jobs_and_a_rewritten_copy_is_the_copying_jobs(run_dir):
     from cookproc.core.parquet_io import copy_parquet, read_table
 
@@ -239,7 +253,9 @@ def test_a_file_inside_a_folder_output_is_its_jobs_and_a_rewritten_copy_is_the_c
         tmp = Path("results/models/.demo.tmp")
         copy_parquet(source, tmp / "keyclips.parquet")
         tmp.rename(folder)
+    # Written in the temporary folder: no path it was written as (the folder's name is random).
     assert stored(folder / "keyclips.parquet")["rule"] == "deploy_demo"
+    assert stored(folder / "keyclips.parquet")["written_as"] is None
     assert read_table(folder / "keyclips.parquet").num_rows == 4
 
 

@@ -30,7 +30,7 @@ from typing import Any
 from cookproc.app.lineage import lineage, render_lineage, workflow_root
 from cookproc.core import integrity, provenance
 from cookproc.core.digests import compact, file_digest, plain
-from cookproc.core.errors import InputError, require_file
+from cookproc.core.errors import ExpectedError, InputError, one_line, require_file
 from cookproc.core.page_checksums import page_checksum_counts
 
 MISSING = object()
@@ -307,8 +307,8 @@ def run(args: argparse.Namespace) -> int:
                              else render_lineage(tree))
             return EXIT_OK
         report = inspect_file(args.file, config_path=args.config, rows=args.rows)
-    except (InputError, OSError) as exc:
-        print(f"cookproc inspect: error: {exc}", file=sys.stderr)
+    except (ExpectedError, OSError) as exc:
+        print(f"cookproc inspect: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_DAMAGED
     sys.stdout.write(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n" if args.json
                      else render(report))

@@ -49,7 +49,7 @@ def write_parquet(table: pa.Table, path: str | os.PathLike, schema: pa.Schema, *
     table = conform(table, schema, what=str(path))
     if sort_keys:
         table = sort_by_key(table, sort_keys)
-    entries = provenance.metadata_entry()
+    entries = provenance.metadata_entry(path)
     table = table.replace_schema_metadata({**integrity.digest_metadata(table, entries), **entries})
     with atomic_output(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", write_statistics=True,

@@ -7,7 +7,8 @@ the job's ``snakemake`` object (duck-typed: this library never imports snakemake
 
 - ``rule``, ``wildcards``, ``outputs`` (the job's declared outputs, relative to the working
   directory: a file is the one its rule wrote for a path when the path is one of them, or inside
-  one that is a folder; :func:`written_elsewhere`), ``script`` (repository-relative) and ``code``, the rule's code
+  one that is a folder; :func:`written_elsewhere`) and ``written_as`` (the path it was written at,
+  when that is one of them or inside one), ``script`` (repository-relative) and ``code``, the rule's code
   fingerprint (its ``code`` param, :mod:`cookproc.core.fingerprint`), with ``code_files``, the
   SHA-256 (16 hex digits) of the script and of each cookproc module the job loaded, so that a
   stale file can name the changed module;
@@ -227,12 +228,13 @@ def written_elsewhere(record: Mapping | None, path: str | os.PathLike,
     if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
         return f"written by {job} of an older version of this workflow, whose provenance does not say which path " \
                "it was written for"
-    here = relative_path(path, root)
-    if any(here == output or here.startswith(output.rstrip("/") + "/") for output in outputs):
+    if _within(relative_path(path, root), outputs):
         return None
     if _job is not None and all(record.get(key) == _job[key] for key in ("rule", "wildcards", "outputs")):
         return None  # the running job reading back what it wrote (a folder built beside its output)
-    return f"written as {', '.join(outputs) or '(no declared output)'} by {job}"
+    written_as = record.get("written_as")
+    where = written_as if isinstance(written_as, str) else " or ".join(outputs) or "(no declared output)"
+    return f"written as {where} by {job}"
 
 
 def end_job() -> None:
@@ -303,9 +305,20 @@ def current() -> dict[str, Any]:
             "software": _software()}
 
 
-def metadata_entry() -> dict[bytes, bytes]:
-    """The key-value metadata entry ``write_parquet`` adds."""
-    return {PROVENANCE_KEY: compact(current()).encode("utf-8")}
+def _within(path: str, outputs: list[str]) -> bool:
+    return any(path == output or path.startswith(output.rstrip("/") + "/") for output in outputs)
+
+
+def metadata_entry(path: str | os.PathLike | None = None) -> dict[bytes, bytes]:
+    """The key-value metadata entry ``write_parquet`` adds for a file written at ``path``: in a job,
+    ``written_as`` is that path when it is (or lies in) one of the job's outputs, so a message can
+    name the very file; None for a file built in a temporary folder (whose random name would make
+    the bytes differ from run to run)."""
+    record = current()
+    if record.get("rule") is not None:
+        here = None if path is None else relative_path(path)
+        record["written_as"] = here if here is not None and _within(here, record["outputs"]) else None
+    return {PROVENANCE_KEY: compact(record).encode("utf-8")}
 
 
 class ProvenanceError(ValueError):
