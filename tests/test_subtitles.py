@@ -404,7 +404,7 @@ def test_a_1mb_cue_is_cut_or_refused_before_any_parser(tmp_path, caplog):
     starts = [c.start_s for c in pieces]
     assert starts[0] == 3.0 and starts == sorted(starts) and pieces[-1].end_s == 9.0
     message = f"{path}, line 6: cue 2: a sentence of {len(text):,} characters, over the limit of 2,000 " \
-              f"(procedures.max_sentence_chars): cut at spaces into {len(pieces)} clips (it has no sentence end)"
+              f"(procedures.max_sentence_chars): cut at spaces into {len(pieces):,} clips (it has no sentence end)"
     assert message in caplog.text and reading.checks["warnings"] == [message]
     assert reading.checks["long_sentences"] == {"max_sentence_chars": 2000, "action": "cut", "cut": 1}
     with pytest.raises(SubtitleError, match=rf"huge\.srt, line 6: cue 2: a sentence of {len(text):,} characters, "
@@ -696,4 +696,15 @@ def test_a_1mb_transcript_line_is_cut_at_its_sentence_ends(tmp_path):
     assert [c.sentence for c in reading.clips] == ["Stir.", *sentences]  # every sentence whole, one a clip
     assert reading.checks["warnings"] == [
         f"{path}, line 2: a line of {len(line):,} characters, over the limit of 2,000 (procedures.max_sentence_chars): "
-        f"cut into its {len(sentences)} sentences, one clip each"]
+        f"cut into its {len(sentences):,} sentences, one clip each"]
+
+
+def test_a_long_line_is_cut_at_sentence_ends_before_spaces():
+    from cookproc.app.clips import limit_sentence_length
+
+    clip = Clip(0.0, 10.0, "Chop it. " + "stir " * 6 + "well. Serve.", [4])
+    clips, warnings = limit_sentence_length([clip], "x.txt", max_chars=20, action="cut")
+    assert [c.sentence for c in clips] == ["Chop it.", "stir stir stir stir", "stir stir well.", "Serve."]
+    assert warnings == ["x.txt, line 4: a line of 51 characters, over the limit of 20 (procedures.max_sentence_chars): "
+                        "cut into its 3 sentences, and 1 of them still over the limit at spaces: 4 clips"]
+    assert [c.start_s for c in clips] == sorted(c.start_s for c in clips) and clips[-1].end_s == 10.0

@@ -287,12 +287,12 @@ def _cut_pieces(clip: Clip, max_chars: int) -> tuple[list[Clip], str]:
             while start < end and text[start] == " ":
                 start += 1
     if sentences == 1:
-        how = f"cut at spaces into {len(pieces)} clips (it has no sentence end)"
+        how = f"cut at spaces into {len(pieces):,} clips (it has no sentence end)"
     elif not inside:
-        how = f"cut into its {sentences} sentences, one clip each"
+        how = f"cut into its {sentences:,} sentences, one clip each"
     else:
-        how = (f"cut into its {sentences} sentences, and {inside} of them still over the limit at spaces: "
-               f"{len(pieces)} clips")
+        how = (f"cut into its {sentences:,} sentences, and {inside:,} of them still over the limit at spaces: "
+               f"{len(pieces):,} clips")
     if clip.start_s is None:
         return [Clip(None, None, piece, list(clip.lines)) for _, piece in pieces], how
     end = clip.end_s if clip.end_s is not None else clip.start_s
