@@ -183,9 +183,9 @@ def test_plain_transcript_formats(tmp_path):
     assert [(c.start_s, c.end_s, c.line) for c in read_transcript(path)] == [
         (1.0, None, 2), (62.5, None, 4), (3723.0, None, 5), (3780.0, None, 6)]
     # An hour between two lines would make a clip of an hour: refused by default (a typo in the hours?) ...
-    with pytest.raises(SubtitleError, match=r"t\.txt, line 5: the line starts at 01:02:03\.0, 1 h 1 min after the clip "
-                                            r"before it \(line 4, 00:01:02\.5\), which would make a clip of 1 h 1 min, "
-                                            r"over the limit of 10 min \(procedures.longest_clip_s\)"):
+    with pytest.raises(SubtitleError, match=r"t\.txt, line 5: the line starts at 01:02:03\.0, 1h01m after the clip "
+                                            r"before it \(line 4, 00:01:02\.5\), which would make a clip of 1h01m, "
+                                            r"over the limit of 10m00s \(procedures.longest_clip_s\)"):
         read_subtitle_clips(path)
     # ... and read with a limit that allows it.
     clips = read_subtitle_clips(path, video_end_s=4000.0, longest_clip_s=4000.0)
@@ -650,15 +650,15 @@ def test_an_hour_typo_is_refused_naming_its_line(tmp_path):
     cues = [(1.0, 3.0, "Chop the onions."), (4.0, 6.0, "Heat the oil."), (36008.0, 36010.0, "Add the onions."),
             (12.0, 14.0, "Stir them."), (16.0, 20.0, "Season with salt.")]
     path = srt_file(tmp_path, cues)
-    with pytest.raises(SubtitleError, match=r"s\.srt, line 10: cue 3 starts at 10:00:08\.0, 9 h 59 min after the clip "
-                                            r"before it \(line 18, 00:00:16\.0\), which would make a clip of 9 h 59 min, "
-                                            r"over the limit of 10 min \(procedures.longest_clip_s\): a typo in the "
+    with pytest.raises(SubtitleError, match=r"s\.srt, line 10: cue 3 starts at 10:00:08\.0, 9h59m after the clip "
+                                            r"before it \(line 18, 00:00:16\.0\), which would make a clip of 9h59m, "
+                                            r"over the limit of 10m00s \(procedures.longest_clip_s\): a typo in the "
                                             r"hours\?$"):
         read_subtitles(path)
     # A cue whose end has the typo makes the last clip that long.
     path = srt_file(tmp_path, [(1.0, 3.0, "Chop the onions."), (4.0, 36006.0, "Heat the oil.")], name="end.srt")
     with pytest.raises(SubtitleError, match=r"end\.srt, line 6: cue 2 ends at 10:00:06\.0, which would make the last "
-                                            r"clip \(from 00:00:04\.0\) 10 h 0 min long, over the limit of 10 min"):
+                                            r"clip \(from 00:00:04\.0\) 10h00m long, over the limit of 10m00s"):
         read_subtitles(path)
     # A video that long is the video's business: its last clip may be long.
     assert read_subtitles(srt_file(tmp_path, cues[:2], name="v.srt"), video_end_s=3600.0).clips[-1].end_s == 3600.0

@@ -27,6 +27,7 @@ from cookproc.app.caption_text import text_words
 from cookproc.app.cues import Cue, SubtitleError, format_time
 from cookproc.app.rolling_captions import (ROLLING_CAPTIONS, RollingCaptions, RollingEvidence, remove_rolling_repeats,
                                            rolling_evidence)
+from cookproc.core.logs import format_duration
 
 log = logging.getLogger(__name__)
 
@@ -147,8 +148,8 @@ def check_clip_spans(clips: Sequence[Clip], cues: Sequence[Cue], path: str | Pat
         last = i + 1 == len(clips)
         if last and video_end_s is not None:
             continue
-        span = format_duration_words(clip.end_s - clip.start_s)
-        limit = f"over the limit of {format_duration_words(longest_s)} (procedures.longest_clip_s)"
+        span = format_duration(clip.end_s - clip.start_s)
+        limit = f"over the limit of {format_duration(longest_s)} (procedures.longest_clip_s)"
         if not last:
             k = number[clips[i + 1].lines[0]]
             raise SubtitleError(path, f"{cue_label(cues, k)}starts at {format_time(cues[k].start_s)}, {span} after the "
@@ -158,16 +159,6 @@ def check_clip_spans(clips: Sequence[Clip], cues: Sequence[Cue], path: str | Pat
         raise SubtitleError(path, f"{cue_label(cues, k)}ends at {format_time(cues[k].end_s)}, which would make the "
                                   f"last clip (from {format_time(clip.start_s)}) {span} long, {limit}: a typo in the "
                                   "hours?", line=cues[k].line)
-
-
-def format_duration_words(seconds: float) -> str:
-    """``9 h 59 min``, ``10 min``, ``42 s``: a span for a message."""
-    seconds = int(round(seconds))
-    if seconds >= 3600:
-        return f"{seconds // 3600} h {seconds // 60 % 60} min"
-    if seconds >= 60:
-        return f"{seconds // 60} min" + (f" {seconds % 60} s" if seconds % 60 else "")
-    return f"{seconds} s"
 
 
 def segment_cues(cues: Sequence[Cue], *, segmentation: str = "sentence", max_clip_s: float = 15.0,
