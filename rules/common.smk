@@ -288,6 +288,8 @@ PROCEDURE_SETTINGS = {
         "long_sentences",
         "language",
         "other_language",
+        "longest_clip_s",
+        "strict",
     )
 }
 # The procedures and corpus rules run the deployed selector and the tagger on procedures.device.

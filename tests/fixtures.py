@@ -314,6 +314,12 @@ def check_provenance_against_snakemake(workdir: str | Path) -> dict[str, str]:
             job, owner = snakemake_record(workdir, owner.as_posix()), owner.parent
         assert job is not None, f"{rel}: Snakemake has no record of it"
         assert record["rule"] == job["rule"], rel
+        # The outputs it was written for (issue 46): among them the output Snakemake recorded it
+        # under (its own path, or the folder output holding it), so its reader accepts it there.
+        recorded_as = rel if snakemake_record(workdir, rel) is not None else \
+            next(p.as_posix() for p in Path(rel).parents if snakemake_record(workdir, p.as_posix()) is not None)
+        assert recorded_as in record["outputs"], (rel, record["outputs"])
+        assert provenance.written_elsewhere(record, path, workdir) is None, rel
         assert sorted(normalized(e["path"]) for e in record["inputs"]) == sorted(normalized(p) for p in job["input"]), rel
         # Snakemake records each param's repr; the file, JSON values (keys sorted).
         recorded_params = {digests.compact(record["code"])} | {digests.compact(v) for v in record["params"].values()}

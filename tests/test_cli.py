@@ -212,3 +212,144 @@ def test_a_selector_with_a_pickle_is_refused_with_a_message_not_a_traceback(inpu
                            "from .safetensors files only, and .bin files can hold pickled code; remove it (convert it "
                            "to safetensors if it is the only copy of the weights)\n"), proc.stderr
     assert not (inputs / "pwned").exists() and not (inputs / "out.json").exists()
+
+
+# ----------------------------------------------------------------------------- issue 46
+@pytest.fixture
+def no_extraction(monkeypatch):
+    """Fails a test that gets as far as extracting: the refusals below come before any work."""
+    import cookproc.app.procedures
+
+    def extract_procedure(*args, **kwargs):
+        raise AssertionError("extraction started")
+
+    monkeypatch.setattr(cookproc.app.procedures, "extract_procedure", extract_procedure)
+
+
+@pytest.mark.parametrize("make_output, message", [
+    (lambda d: "soup.vtt", "soup.vtt: is the subtitles file 'soup.vtt': writing the procedure there would destroy it"),
+    (lambda d: "./soup.vtt", "./soup.vtt: is the subtitles file 'soup.vtt' (the same file)"),
+    (lambda d: (d / "hard.md").hardlink_to(d / "soup.vtt") or "hard.md", "hard.md: is the subtitles file 'soup.vtt' "
+                                                                          "(the same file)"),
+    (lambda d: (d / "soft.md").symlink_to("soup.vtt") or "soft.md", "soft.md: is the subtitles file 'soup.vtt'"),
+    (lambda d: "cooking.lst", "cooking.lst: is the lexicon file 'cooking.lst'"),
+])
+def test_an_output_that_is_an_input_is_refused_before_any_work(inputs, monkeypatch, capsys, no_extraction,
+                                                               make_output, message):
+    """Issue 46: `cookproc extract a.srt -o a.srt` exited 0 and replaced the subtitles by the output."""
+    from cookproc.app.cli import main
+
+    monkeypatch.chdir(inputs)
+    output = make_output(inputs)
+    before = {p.name: p.read_bytes() for p in inputs.iterdir()}
+    assert main(["extract", "soup.vtt", "--lexicon", "cooking.lst", "--keyclips", "none", "-o", output]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"cookproc extract: error: {message}") and err.count("\n") == 1, err
+    assert {p.name: p.read_bytes() for p in inputs.iterdir()} == before
+
+
+def test_a_symbolic_link_loop_is_named_as_one(inputs, monkeypatch, capsys):
+    """Issue 46: a symlink loop was reported as "no such file"."""
+    from cookproc.app.cli import main
+
+    monkeypatch.chdir(inputs)
+    Path("loop.srt").symlink_to("loop.srt")
+    Path("dangling.srt").symlink_to("gone.srt")
+    assert main(["extract", "loop.srt", "--lexicon", "cooking.lst"]) == 1
+    assert capsys.readouterr().err == ("cookproc extract: error: loop.srt: a symbolic link loop (following its links "
+                                       "leads back to them): point it at the real file\n")
+    assert main(["extract", "dangling.srt", "--lexicon", "cooking.lst"]) == 1
+    assert capsys.readouterr().err == ("cookproc extract: error: dangling.srt: a symbolic link to 'gone.srt', which "
+                                       "does not exist\n")
+
+
+def test_an_output_folder_without_write_permission_is_named_not_a_hidden_temporary_file(inputs, monkeypatch, capsys,
+                                                                                       no_extraction):
+    """Issue 46: -o into a read-only folder named the hidden temporary file it could not create."""
+    import os
+
+    from cookproc.app.cli import main
+
+    monkeypatch.chdir(inputs)
+    Path("ro").mkdir()
+    if os.geteuid() != 0:  # root writes anywhere: there the permission is simulated
+        Path("ro").chmod(0o555)
+    else:
+        real_access = os.access
+        monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == Path("ro") else real_access(p, mode))
+    assert main(["extract", "soup.vtt", "--lexicon", "cooking.lst", "-o", "ro/soup.md"]) == 1
+    assert capsys.readouterr().err == ("cookproc extract: error: ro/soup.md: cannot write into the folder 'ro': no "
+                                       "permission (write somewhere else)\n")
+    Path("ro").chmod(0o755)
+
+
+def test_writing_an_output_names_it_never_the_temporary_file(tmp_path, monkeypatch):
+    """What the check above cannot see (the folder turned read-only meanwhile, a read-only file
+    system): the atomic writer names the output and its folder."""
+    import errno
+    import tempfile
+
+    from cookproc.core.errors import OutputError
+    from cookproc.core.parquet_io import atomic_write_text
+
+    def refused(*args, prefix="", dir=None, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", f"{dir}/{prefix}abc123.tmp")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refused)
+    with pytest.raises(OutputError) as caught:
+        atomic_write_text(tmp_path / "out.md", "text")
+    assert str(caught.value) == (f"{tmp_path}/out.md: cannot write it: no permission to create files in {tmp_path}: "
+                                 "write somewhere else [EACCES]")
+    assert ".tmp" not in str(caught.value)
+
+
+def test_a_full_disk_is_an_error_naming_the_output_and_leaves_nothing(inputs, monkeypatch, capsys):
+    """Issue 46: a full disk gave `[Errno 28]` without a path."""
+    import errno
+    import os
+
+    import cookproc.core.parquet_io as parquet_io
+    from cookproc.app.cli import main
+
+    class FullDisk:
+        def __init__(self, path, *args, **kwargs):
+            self.path = path
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def write(self, text):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.chdir(inputs)
+    monkeypatch.setattr(parquet_io, "open", FullDisk, raising=False)
+    assert main(["extract", "soup.vtt", "--lexicon", "cooking.lst", "--keyclips", "none", "-o", "soup.md"]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"cookproc extract: error: soup.md: cannot write it: no space left on the disk holding {inputs}: "
+                   "free some space and run again [ENOSPC]\n"), err
+    assert sorted(p.name for p in inputs.iterdir()) == ["cooking.lst", "soup.vtt"]  # no output, no temporary file
+
+
+@pytest.mark.slow
+def test_rolling_caption_removal_is_reported_on_stderr_and_strict_refuses_it(inputs):
+    """Issue 46: a removal was noted only inside the output; --strict refuses instead."""
+    from test_subtitles import youtube_auto_captions
+
+    lines = ["so today we are making a tomato soup", "first chop the onions and the garlic",
+             "then heat some oil in a large pot", "add the onions and cook them until soft"]
+    (inputs / "auto.vtt").write_text(youtube_auto_captions(lines), encoding="utf-8")
+    repeated = sum(len(line.split()) for line in lines) + sum(len(line.split()) for line in lines[:-1])
+    proc = cookproc(inputs, "extract", "auto.vtt", "--lexicon", "cooking.lst", "--keyclips", "none", "-o", "auto.md")
+    assert proc.returncode == 0, proc.stderr
+    assert (f"auto.vtt: rolling captions (6 of 7 cue pairs repeat the previous cue's last words): removed {repeated} "
+            "repeated words from 7 cues (4 of them left empty and dropped)\n") in proc.stderr
+    proc = cookproc(inputs, "extract", "auto.vtt", "--lexicon", "cooking.lst", "--keyclips", "none", "--strict",
+                    "-o", "strict.md")
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("cookproc extract: error: auto.vtt, line 8: rolling captions (6 of 7 cue pairs "
+                                  f"repeat the previous cue's last words): would remove {repeated} repeated words"), \
+        proc.stderr
+    assert not (inputs / "strict.md").exists()

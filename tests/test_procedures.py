@@ -438,6 +438,14 @@ def test_user_target_end_to_end(tmp_path, tiny_upstream):
     assert proc.returncode != 0 and not (workdir / "results/procedures/broken.json").exists()
     log = (workdir / "logs/procedures/procedures_extract/broken.log").read_text(encoding="utf-8")
     assert "data/user/broken.srt, line 6: cue 2: bad timing '00:00:0x,000 --> 00:00:03,000'" in log
+    # Issue 46: the job's error is one line, in its log and Snakemake's output, with no traceback.
+    (user / "nul.srt").write_text("1\n00:00:01,000 --> 00:00:02,000\nchop the on\x00ions\n")
+    proc = run_snakemake(workdir, "results/procedures/nul.json", check=False)
+    log = (workdir / "logs/procedures/procedures_extract/nul.log").read_text(encoding="utf-8")
+    line = ("rule procedures_extract: error: data/user/nul.srt, line 3: cue 1: control character U+0000 in the "
+            "text; remove it (NUL bytes usually mean a UTF-16 file: save it as UTF-8)")
+    assert proc.returncode != 0 and log.splitlines()[-1] == line and f"\n{line}\n" in proc.stdout + proc.stderr
+    assert "Traceback" not in log + proc.stdout + proc.stderr
 
     proc = run_snakemake(workdir, "results/procedures/nothing.json", check=False)
     assert proc.returncode != 0

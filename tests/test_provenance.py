@@ -43,8 +43,9 @@ def test_params_are_traced_to_the_config_keys_they_come_from():
 class Job:
     """The parts of a script job's `snakemake` object that script_logging reads."""
 
-    def __init__(self, log, inputs, params, wildcards=None, config=None, rule="keyclips_demo"):
+    def __init__(self, log, inputs, params, wildcards=None, config=None, rule="keyclips_demo", outputs=()):
         self.log, self.rule = Namedlist(log), rule
+        self.output = Namedlist(list(outputs))
         self.input = Namedlist(fromdict=inputs)
         self.params = Namedlist(fromdict=params)
         self.wildcards = Namedlist(fromdict=wildcards or {})
@@ -80,7 +81,7 @@ def job_write(run_dir, out="results/keyclips/demo.parquet", table=None):
               {"keyclips": "results/keyclips/upstream.parquet", "families": "data/families.tsv"},
               {"code": "f" * 32, "k": kc["folds"]["k"], "seed": kc["folds"]["seed"], "device": kc["device"],
                "train": {key: kc["neural"][key] for key in ("max_epochs", "patience")}, "variant": "text"},
-              {"seed": "0"}, config)
+              {"seed": "0"}, config, outputs=[out])
     with script_logging(job):
         write_parquet(keyclips() if table is None else table, out, KEYCLIPS)
     return Path(out)
@@ -190,3 +191,133 @@ def test_the_command_prints_json_and_the_lineage(run_dir):
     assert tree["rule"] == "keyclips_demo"
     assert [(c["path"], c["rule"], c.get("digest_matches")) for c in tree["inputs"]] == [
         ("results/keyclips/upstream.parquet", None, True), ("data/families.tsv", None, True)]
+
+
+# ----------------------------------------------------------------------------- the file a rule wrote for a path
+def test_a_file_written_for_another_output_is_refused_moved_aside_and_inspected_as_such(run_dir, capsys):
+    """Issue 46: `cp results/keyclips/srl-noheur-spacy.parquet results/keyclips/srl-heur-spacy.parquet`
+    gave Table 4 the wrong row, and `cookproc inspect` said "current"."""
+    import shutil
+
+    from cookproc.core.errors import IntermediateError
+    from cookproc.core.parquet_io import read_parquet
+
+    source = job_write(run_dir, out="results/keyclips/srl-noheur-spacy.parquet")
+    assert stored(source)["outputs"] == ["results/keyclips/srl-noheur-spacy.parquet"]
+    target = Path("results/keyclips/srl-heur-spacy.parquet")
+    shutil.copyfile(source, target)
+    copied = target.read_bytes()
+    assert cli_main(["inspect", str(target)]) == 1
+    out = capsys.readouterr().out
+    assert ('status     misplaced: written as results/keyclips/srl-noheur-spacy.parquet by rule keyclips_demo '
+            '{"seed":"0"}, not as results/keyclips/srl-heur-spacy.parquet') in out
+    assert "current" not in out and target.exists()  # inspect leaves it where it is
+    with pytest.raises(IntermediateError) as caught:
+        read_parquet(target, KEYCLIPS)
+    assert str(caught.value) == (
+        "results/keyclips/srl-heur-spacy.parquet is not the file its rule wrote for this path (written as "
+        'results/keyclips/srl-noheur-spacy.parquet by rule keyclips_demo {"seed":"0"}): moved it aside to '
+        "results/keyclips/srl-heur-spacy.parquet.damaged; run `snakemake` again to rebuild it")
+    assert not target.exists() and Path(f"{target}.damaged").read_bytes() == copied
+    # The file at its own path reads as before, and outside results/ a copy is anybody's file.
+    assert read_parquet(source, KEYCLIPS).num_rows == 4
+    shutil.copyfile(source, run_dir / "elsewhere.parquet")
+    assert read_parquet(run_dir / "elsewhere.parquet", KEYCLIPS).num_rows == 4
+    report = inspection.inspect_file(run_dir / "elsewhere.parquet")
+    assert report["status"] == "current" and report["written_elsewhere"].startswith("written as results/keyclips/")
+
+
+def test_a_misplaced_file_of_a_job_with_two_outputs_names_the_one_it_was_written_as(run_dir):
+    import shutil
+
+    outputs = ["results/keyclips/srl-noheur-spacy.parquet", "results/tuples/srl-noheur-spacy.parquet"]
+    job = Job([str(run_dir / "two.log")], {}, {"code": "f" * 32}, {"srl_backend": "spacy"}, rule="srl_systems_noheur",
+              outputs=outputs)
+    with script_logging(job):
+        write_parquet(keyclips(), outputs[0], KEYCLIPS)
+    assert stored(outputs[0])["written_as"] == outputs[0] and stored(outputs[0])["outputs"] == outputs
+    shutil.copyfile(outputs[0], "results/keyclips/srl-heur-spacy.parquet")
+    assert provenance.written_elsewhere(stored(outputs[0]), "results/keyclips/srl-heur-spacy.parquet") == (
+        'written as results/keyclips/srl-noheur-spacy.parquet by rule srl_systems_noheur {"srl_backend":"spacy"}')
+
+
+def test_a_file_inside_a_folder_output_is_its_jobs_and_a_rewritten_copy_is_the_copying_jobs(run_dir):
+    from cookproc.core.parquet_io import copy_parquet, read_table
+
+    source = job_write(run_dir, out="results/keyclips/upstream2.parquet")
+    folder = Path("results/models/demo")
+    job = Job([str(run_dir / "copy.log")], {"keyclips": str(source)}, {"code": "e" * 32}, rule="deploy_demo",
+              outputs=[str(folder)])
+    with script_logging(job):
+        # As a model folder is built: in a temporary folder beside it, then renamed into place.
+        tmp = Path("results/models/.demo.tmp")
+        copy_parquet(source, tmp / "keyclips.parquet")
+        tmp.rename(folder)
+    # Written in the temporary folder: no path it was written as (the folder's name is random).
+    assert stored(folder / "keyclips.parquet")["rule"] == "deploy_demo"
+    assert stored(folder / "keyclips.parquet")["written_as"] is None
+    assert read_table(folder / "keyclips.parquet").num_rows == 4
+
+
+def test_a_file_of_a_job_whose_provenance_names_no_output_is_refused(run_dir):
+    """Written before provenance recorded outputs: its path cannot be vouched for."""
+    from cookproc.core import integrity
+    from cookproc.core.errors import IntermediateError
+    from cookproc.core.parquet_io import read_table
+
+    path = job_write(run_dir)
+    record = stored(path)
+    assert provenance.written_elsewhere(record, path) is None
+    del record["outputs"]
+    assert "of an older version of this workflow" in provenance.written_elsewhere(record, path)
+    # The file as the old writer made it: that footer, its digests made for it.
+    table = pq.read_table(path).replace_schema_metadata(None)
+    old = {provenance.PROVENANCE_KEY: digests.compact(record).encode()}
+    pq.write_table(table.replace_schema_metadata({**integrity.digest_metadata(table, old), **old}), path,
+                   write_page_checksum=True)
+    with pytest.raises(IntermediateError, match=r"is not the file its rule wrote for this path \(written by rule "
+                                                r"keyclips_demo .* of an older version of this workflow"):
+        read_table(path)
+    assert not path.exists()
+
+
+def test_inspect_says_what_it_verified(run_dir):
+    """Issue 46: a file of another tool, without page checksums, was "(page checksums verified)"."""
+    table = keyclips()
+    pq.write_table(table, "plain.parquet", use_dictionary=False, compression="none")
+    pq.write_table(table, "crc.parquet", write_page_checksum=True)
+    write_parquet(table, "ours.parquet", KEYCLIPS)
+    texts = {name: inspection.inspect_file(f"{name}.parquet")["verified"] for name in ("plain", "crc", "ours")}
+    assert texts["plain"]["text"].startswith("nothing verified: no column digests and no page checksums")
+    assert texts["plain"]["pages_with_checksums"] == 0 and texts["plain"]["pages"] == 6  # a page per column
+    for name, start in (("crc", "no column digests"), ("ours", "column digests verified")):
+        pages = texts[name]["pages"]
+        assert pages >= 6 and texts[name]["pages_with_checksums"] == pages
+        assert texts[name]["text"] == f"{start}; page checksums verified ({pages} pages)"
+    # A value changed inside a page of a file without either: it decodes, and inspect says it cannot tell.
+    data = bytearray(Path("plain.parquet").read_bytes())
+    chunk = pq.read_metadata("plain.parquet").row_group(0).column(4)  # score: plain doubles
+    data[chunk.data_page_offset + chunk.total_compressed_size - 3] ^= 0x01
+    Path("plain.parquet").write_bytes(bytes(data))
+    report = inspection.inspect_file("plain.parquet")
+    assert report.get("status") != "damaged" and "nothing verified" in inspection.render(report)
+    assert "(page checksums verified)" not in inspection.render(report)
+
+
+# ----------------------------------------------------------------------------- expected errors in a job
+def test_an_expected_error_in_a_job_is_one_line_and_exit_1_a_bug_keeps_its_traceback(run_dir, capsys):
+    from cookproc.core.errors import InputError
+
+    log = run_dir / "job.log"
+    job = Job([str(log)], {}, {"code": "f" * 32}, outputs=["results/x.parquet"])
+    with pytest.raises(SystemExit) as caught:
+        with script_logging(job):
+            raise InputError("data/user/a.srt", "cue 2: control character U+0000 in the text", line=5)
+    assert caught.value.code == 1
+    line = 'rule keyclips_demo: error: data/user/a.srt, line 5: cue 2: control character U+0000 in the text'
+    assert log.read_text().splitlines()[-1] == line and "Traceback" not in log.read_text()
+    assert capsys.readouterr().err == line + "\n"
+    with pytest.raises(ZeroDivisionError):
+        with script_logging(job):
+            1 / 0
+    assert "Traceback" in log.read_text() and "ZeroDivisionError" in log.read_text()

@@ -182,11 +182,17 @@ def test_plain_transcript_formats(tmp_path):
     path = write(tmp_path, "t.txt", text.replace("02:04.25", "1:03:00"))
     assert [(c.start_s, c.end_s, c.line) for c in read_transcript(path)] == [
         (1.0, None, 2), (62.5, None, 4), (3723.0, None, 5), (3780.0, None, 6)]
-    clips = read_subtitle_clips(path, video_end_s=4000.0)
+    # An hour between two lines would make a clip of an hour: refused by default (a typo in the hours?) ...
+    with pytest.raises(SubtitleError, match=r"t\.txt, line 5: the line starts at 01:02:03\.0, 1h01m after the clip "
+                                            r"before it \(line 4, 00:01:02\.5\), which would make a clip of 1h01m, "
+                                            r"over the limit of 10m00s \(procedures.longest_clip_s\)"):
+        read_subtitle_clips(path)
+    # ... and read with a limit that allows it.
+    clips = read_subtitle_clips(path, video_end_s=4000.0, longest_clip_s=4000.0)
     assert [c.sentence for c in clips] == ["Mix the flour and eggs.", "Pour the batter.", "Flip it.", "Serve warm."]
     assert [c.start_s for c in clips] == [1.0, 62.5, 3723.0, 3780.0]
     assert clips[-1].end_s == 4000.0  # the video's end
-    assert read_subtitle_clips(path)[-1].end_s is None  # unknown without the video
+    assert read_subtitle_clips(path, longest_clip_s=4000.0)[-1].end_s is None  # unknown without the video
 
 
 def test_transcript_bad_line(tmp_path):
@@ -228,9 +234,10 @@ def test_an_ordinary_file_keeps_every_word_and_repeated_sentence(tmp_path):
                                                    "Cover the pan and wait."]
     assert reading.clips[-1].end_s == 18.0
     rolling = reading.checks["rolling_captions"]
-    # Two pairs repeat three words or more ("Add the butter.", "Cover the pan"): 2 of 7, not rolling.
-    assert rolling == {"mode": "auto", "cue_pairs": 7, "repeating_pairs": 2, "fraction": round(2 / 7, 4),
-                       "applied": False, "words_removed": 0}
+    # One pair rolls ("Cover the pan" -> "Cover the pan and wait."); "Add the butter." said twice
+    # is the same words again, which never counts: 1 of 7, not rolling.
+    assert rolling == {"mode": "auto", "cue_pairs": 7, "repeating_pairs": 1, "fraction": round(1 / 7, 4),
+                       "applied": False, "words_removed": 0, "cues_changed": 0, "cues_dropped": 0}
     assert reading.checks["warnings"] == []
     # Asked to, the repeats go (the old behaviour), and the record says how many words.
     reading = read_subtitles(path, rolling_captions="remove")
@@ -250,7 +257,8 @@ def test_a_100000_cue_ordinary_file_keeps_all_its_sentences(tmp_path):
     assert [c.sentence for c in reading.clips] == texts
     assert reading.clips[-1].end_s == 99_999.9
     assert not reading.checks["rolling_captions"]["applied"]
-    assert reading.checks["rolling_captions"]["repeating_pairs"] > 5000  # the repeats were seen, and kept
+    # About one pair in seven is a sentence said twice: the same words again, never a rolling pair.
+    assert reading.checks["rolling_captions"]["repeating_pairs"] == 0
 
 
 def youtube_auto_captions(lines, *, seconds=2.0):
@@ -274,17 +282,24 @@ def test_rolling_auto_captions_are_recognised_and_their_repeats_removed(tmp_path
              "then heat some oil in a large pot", "add the onions and cook them until soft",
              "now add the tomatoes and some salt", "let it simmer for twenty minutes"]
     path = write(tmp_path, "auto.vtt", youtube_auto_captions(lines))
-    with caplog.at_level(logging.INFO, logger="cookproc.app.clips"):
+    with caplog.at_level(logging.WARNING, logger="cookproc.app.clips"):
         reading = read_subtitles(path)
     assert [c.sentence for c in reading.clips] == lines  # unpunctuated: one clip per (de-duplicated) cue
     rolling = reading.checks["rolling_captions"]
-    # 11 consecutive pairs; each 10 ms cue repeats its line, each new cue the previous line.
-    assert (rolling["cue_pairs"], rolling["repeating_pairs"], rolling["applied"]) == (11, 11, True)
+    # 11 consecutive pairs; each 10 ms cue repeats its line, each new cue the previous line. The
+    # first 10 ms cue is the first cue's words again: that pair does not count.
+    assert (rolling["cue_pairs"], rolling["repeating_pairs"], rolling["applied"]) == (11, 10, True)
     repeated_words = sum(len(line.split()) for line in lines) + sum(len(line.split()) for line in lines[:-1])
     assert rolling["words_removed"] == repeated_words
-    assert f"{path}: rolling captions (11 of 11 cue pairs repeat the previous cue's last words): removed " \
-           f"{repeated_words} repeated words" in caplog.text
-    assert reading.checks["warnings"][0].startswith(f"{path}: rolling captions")
+    # Every 10 ms cue is left empty; every later full cue loses the line it repeats.
+    assert (rolling["cues_changed"], rolling["cues_dropped"]) == (11, 6)
+    message = (f"{path}: rolling captions (10 of 11 cue pairs repeat the previous cue's last words): removed "
+               f"{repeated_words} repeated words from 11 cues (6 of them left empty and dropped)")
+    assert message in caplog.text and reading.checks["warnings"][0] == message
+    # strict: refused, naming the first cue it would change.
+    with pytest.raises(SubtitleError, match=r"auto\.vtt, line 8: rolling captions \(10 of 11 cue pairs .*\): would "
+                                            rf"remove {repeated_words} repeated words from 11 cues .*; strict refuses"):
+        read_subtitles(path, strict=True)
     # keep: nothing removed, even from rolling captions.
     kept = read_subtitles(path, rolling_captions="keep")
     assert not kept.checks["rolling_captions"]["applied"] and len(kept.clips) == 2 * len(lines)
@@ -292,8 +307,10 @@ def test_rolling_auto_captions_are_recognised_and_their_repeats_removed(tmp_path
 
 def test_rolling_evidence_needs_several_repeating_pairs():
     cue = lambda t, text: Cue(t, t + 1.0, text, int(t) + 1)  # noqa: E731
-    two = [cue(0, "add the butter now"), cue(1, "add the butter now")]
+    two = [cue(0, "add the butter now"), cue(1, "add the butter now and stir")]
     assert rolling_evidence(two) == RollingEvidence(1, 1) and not rolling_evidence(two).rolling
+    # A cue repeated whole is a sentence said twice (or a duplicated cue), never a rolling pair.
+    assert rolling_evidence([cue(0, "add the butter now"), cue(1, "Add the butter, now!")]) == RollingEvidence(1, 0)
     rolling = [cue(i, f"w{i} x y z") if i % 2 == 0 else cue(i, f"x y z w{i}") for i in range(8)]
     evidence = rolling_evidence(rolling)
     assert evidence.repeating_pairs == 4 and evidence.cue_pairs == 7 and evidence.rolling
@@ -387,7 +404,7 @@ def test_a_1mb_cue_is_cut_or_refused_before_any_parser(tmp_path, caplog):
     starts = [c.start_s for c in pieces]
     assert starts[0] == 3.0 and starts == sorted(starts) and pieces[-1].end_s == 9.0
     message = f"{path}, line 6: cue 2: a sentence of {len(text):,} characters, over the limit of 2,000 " \
-              f"(procedures.max_sentence_chars): cut into {len(pieces)} clips"
+              f"(procedures.max_sentence_chars): cut at spaces into {len(pieces):,} clips (it has no sentence end)"
     assert message in caplog.text and reading.checks["warnings"] == [message]
     assert reading.checks["long_sentences"] == {"max_sentence_chars": 2000, "action": "cut", "cut": 1}
     with pytest.raises(SubtitleError, match=rf"huge\.srt, line 6: cue 2: a sentence of {len(text):,} characters, "
@@ -537,3 +554,157 @@ def test_fuzz_the_reader_returns_input_words_or_an_input_error(tmp_path):
             assert starts == sorted(starts) and 0 <= starts[0] and starts[-1] <= 360000, (case, starts)
             assert all(c.end_s is None or c.end_s >= c.start_s for c in reading.clips), (case, reading.clips)
     assert min(outcomes.values()) >= 20, outcomes
+
+
+# ----------------------------------------------------------------------------- issue 46: every word kept or refused
+def test_ordinary_punctuated_cues_said_twice_are_not_rolling_and_keep_every_sentence(tmp_path, caplog):
+    """Issue 46: seven one-line punctuated cues, 3 s each, three of them said twice, were judged
+    rolling captions and lost 3 sentences (11 words), with nothing on stderr."""
+    texts = ["Whisk the eggs well.", "Whisk the eggs well.", "Now add the milk.", "Now add the milk.",
+             "Keep whisking it.", "Keep whisking it.", "Pour into the pan."]
+    path = srt_file(tmp_path, [(3.0 * i, 3.0 * i + 3.0, t) for i, t in enumerate(texts)])
+    with caplog.at_level(logging.WARNING):
+        reading = read_subtitles(path)
+    assert [c.sentence for c in reading.clips] == texts
+    assert reading.checks["rolling_captions"]["repeating_pairs"] == 0 and not reading.checks["rolling_captions"]["applied"]
+    assert reading.checks["warnings"] == [] and caplog.text == ""
+    # The same lines as a transcript keep all seven too.
+    transcript = write(tmp_path, "t.txt", "".join(f"[00:00:{3 * i:02d}] {t}\n" for i, t in enumerate(texts)))
+    assert [c.sentence for c in read_subtitles(transcript).clips] == texts
+
+
+@pytest.mark.parametrize("text, cleaned", [
+    ("Add salt <and> pepper to the <stew>.", "Add salt <and> pepper to the <stew>."),
+    ("<ruby>Mix<rt>mikkusu</rt></ruby> the flour.", "Mix the flour."),
+    ("<ruby>Mix<rt>mikkusu</ruby> the flour.", "Mix the flour."),  # WebVTT may leave out </rt>
+    ("<ruby>漢<rp>(</rp><rt>kan</rt><rp>)</rp></ruby>字", "漢字"),
+    ("Stir\u200b the\u200b sauce.", "Stir the sauce."),
+    ("Stir\u200bthe sauce.", "Stir the sauce."),  # a zero-width space is a word break
+    ("Chop\u00ad the on\u00adions\u2060.", "Chop the onions."),  # soft hyphens, word joiner
+    ("Add \u200fthe \u2066salt\u2069.", "Add the salt."),  # a bidi mark, an isolate
+    ("Add &#8238;tlas&#8236; now.", "Add tlas now."),  # an override an entity hid: what it reads, not what it shows
+    ("Add the \U000e0061\U000e0062salt.", "Add the salt."),  # invisible tag characters
+    ("<c.yellow>heat</c> <v Chef>the</v><00:00:01.500> <I>oil</I>", "heat the oil"),
+    ('<font color="#ff0000">onions</font> <a href="x">here</a>', "onions here"),
+    ("a<br>b<br/>c", "a b c"),
+])
+def test_only_real_markup_and_invisible_characters_are_removed(text, cleaned):
+    """Issue 46: "<and>" and "<stew>" were deleted as markup, ruby kept its reading ("Mixmikkusu"),
+    zero-width spaces glued to words hid the verb."""
+    assert clean_text(text) == cleaned
+
+
+def test_words_of_the_issue_reach_the_clips_whole(tmp_path):
+    vtt = ("WEBVTT\n\n00:01.000 --> 00:03.000\nAdd salt <and> pepper to the <stew>.\n\n"
+           "00:03.000 --> 00:05.000\n<ruby>Mix<rt>mikkusu</rt></ruby> it well.\n\n"
+           "00:05.000 --> 00:07.000\nStir\u200b the\u200b sauce.\n")
+    reading = read_subtitles(write(tmp_path, "w.vtt", vtt))
+    assert [c.sentence for c in reading.clips] == ["Add salt <and> pepper to the <stew>.", "Mix it well.",
+                                                   "Stir the sauce."]
+
+
+def test_a_bidi_override_is_refused_naming_line_and_cue_and_never_reaches_markdown(tmp_path):
+    """Issue 46: U+202E passed into the arguments and the Markdown: "tlas" displayed as "salt"."""
+    from cookproc.app.documents import md_escape
+
+    srt = "1\n00:00:01,000 --> 00:00:02,000\nStir.\n\n2\n00:00:03,000 --> 00:00:05,000\nAdd the \u202etlas\u202c now.\n"
+    with pytest.raises(SubtitleError, match=r"o\.srt, line 7: cue 2: a right-to-left override \(U\+202E\) in the text, "
+                                            r"so 'tlas' displays as 'salt'; remove it$"):
+        read_subtitles(write(tmp_path, "o.srt", srt))
+    with pytest.raises(SubtitleError, match=r"o\.txt, line 2: a left-to-right override \(U\+202D\)"):
+        read_subtitles(write(tmp_path, "o.txt", "Stir.\nAdd the \u202dsalt.\n"))
+    # Names and paths in the Markdown lose every invisible character too.
+    assert md_escape("pan\u202ecakes\u2060") == "pancakes"
+
+
+def test_a_webvtt_note_holding_an_arrow_is_a_comment(tmp_path):
+    """Issue 46: a NOTE containing "-->" was reported as "cue 1: bad timing"."""
+    vtt = ("WEBVTT\n\nNOTE old cue 00:00:01.000 --> 00:00:02.000 removed\n\n"
+           "00:00:01.000 --> 00:00:03.000\nWhisk the eggs.\n\n"
+           "NOTE\nthis was 00:00:05.000 --> 00:00:06.000\n\n"
+           "STYLE\n::cue { color: red } /* --> */\n\n"
+           "00:00:04.000 --> 00:00:06.000\nAdd the milk.\n")
+    reading = read_subtitles(write(tmp_path, "n.vtt", vtt))
+    assert [(c.sentence, c.lines) for c in reading.clips] == [("Whisk the eggs.", [5]), ("Add the milk.", [14])]
+    assert reading.checks["warnings"] == []
+
+
+def test_cues_out_of_order_warn_naming_the_line_or_are_refused_with_strict(tmp_path, caplog):
+    """Issue 46: a cue starting before the previous one was re-sorted silently."""
+    path = srt_file(tmp_path, [(0.0, 2.0, "Crack the eggs."), (6.0, 8.0, "Serve it hot."), (3.0, 5.0, "Fry them."),
+                               (9.0, 10.0, "Enjoy.")])
+    with caplog.at_level(logging.WARNING, logger="cookproc.app.clips"):
+        reading = read_subtitles(path)
+    assert [c.sentence for c in reading.clips] == ["Crack the eggs.", "Fry them.", "Serve it hot.", "Enjoy."]
+    message = (f"{path}, line 10: cue 3 starts at 00:00:03.0, before cue 2 (line 6) at 00:00:06.0: the cues are "
+               "taken in time order (check their times)")
+    assert reading.checks["warnings"] == [message] and message in caplog.text
+    assert reading.checks["cue_order"] == {"out_of_order": 1, "longest_clip_s": 600.0, "strict": False}
+    with pytest.raises(SubtitleError, match=r"s\.srt, line 10: cue 3 starts at 00:00:03\.0, before cue 2 \(line 6\) at "
+                                            r"00:00:06\.0: cues out of order \(strict refuses them\)"):
+        read_subtitles(path, strict=True)
+
+
+def test_an_hour_typo_is_refused_naming_its_line(tmp_path):
+    """Issue 46: `10:00:08,000` in a 20-second file moved a step to the end and made a 10-hour clip."""
+    cues = [(1.0, 3.0, "Chop the onions."), (4.0, 6.0, "Heat the oil."), (36008.0, 36010.0, "Add the onions."),
+            (12.0, 14.0, "Stir them."), (16.0, 20.0, "Season with salt.")]
+    path = srt_file(tmp_path, cues)
+    with pytest.raises(SubtitleError, match=r"s\.srt, line 10: cue 3 starts at 10:00:08\.0, 9h59m after the clip "
+                                            r"before it \(line 18, 00:00:16\.0\), which would make a clip of 9h59m, "
+                                            r"over the limit of 10m00s \(procedures.longest_clip_s\): a typo in the "
+                                            r"hours\?$"):
+        read_subtitles(path)
+    # A cue whose end has the typo makes the last clip that long.
+    path = srt_file(tmp_path, [(1.0, 3.0, "Chop the onions."), (4.0, 36006.0, "Heat the oil.")], name="end.srt")
+    with pytest.raises(SubtitleError, match=r"end\.srt, line 6: cue 2 ends at 10:00:06\.0, which would make the last "
+                                            r"clip \(from 00:00:04\.0\) 10h00m long, over the limit of 10m00s"):
+        read_subtitles(path)
+    # A video that long is the video's business: its last clip may be long.
+    assert read_subtitles(srt_file(tmp_path, cues[:2], name="v.srt"), video_end_s=3600.0).clips[-1].end_s == 3600.0
+
+
+def test_undetected_language_without_english_looking_text_warns_like_a_detected_one(tmp_path, caplog):
+    """Issue 46: romanised Hindi gave "language unknown", 0 key clips and no warning."""
+    path = write(tmp_path, "hi.txt", "Pyaaz kaat lijiye.\nTel garam kijiye.\n")
+    with caplog.at_level(logging.WARNING, logger="cookproc.app.language"):
+        reading = read_subtitles(path)
+    language = reading.checks["language"]
+    assert language["detected"] is None and language["english_words"] == 0.0
+    message = (f"{path}: the text's language could not be identified (no language more probable than "
+               f"{language['confidence']:.2f}) and it does not look like English (0% of its 6 words are common "
+               "English words, under 25%): the extractors and key-clip models were trained on English cooking "
+               "transcripts, so expect few or no key clips (procedures.other_language: error refuses such files)")
+    assert reading.checks["warnings"] == [message] and message in caplog.text
+    with pytest.raises(InputError, match=r"hi\.txt: the text's language could not be identified"):
+        read_subtitles(path, other_language="error")
+    # The issue's own sentence is identified as another language: a warning as well.
+    reading = read_subtitles(write(tmp_path, "hi2.txt", "Ab pyaaz ko baarik kaat lijiye.\n"))
+    assert len(reading.checks["warnings"]) == 1 and "not English (en)" in reading.checks["warnings"][0]
+    # Short English stays undecided and unwarned.
+    reading = read_subtitles(write(tmp_path, "en.txt", "Chop onions finely.\n"))
+    assert reading.checks["language"]["detected"] is None and reading.checks["warnings"] == []
+
+
+def test_a_1mb_transcript_line_is_cut_at_its_sentence_ends(tmp_path):
+    """Issue 46: a 1 MB .txt line was cut mid-sentence (at spaces, every 2,000 characters)."""
+    sentences = [f"Step {i}: chop the onions and add a pinch of salt to the pan." for i in range(16_000)]
+    line = " ".join(sentences)
+    assert len(line) > 1_000_000
+    path = write(tmp_path, "long.txt", f"Stir.\n{line}\n")
+    reading = read_subtitles(path)
+    assert [c.sentence for c in reading.clips] == ["Stir.", *sentences]  # every sentence whole, one a clip
+    assert reading.checks["warnings"] == [
+        f"{path}, line 2: a line of {len(line):,} characters, over the limit of 2,000 (procedures.max_sentence_chars): "
+        f"cut into its {len(sentences):,} sentences, one clip each"]
+
+
+def test_a_long_line_is_cut_at_sentence_ends_before_spaces():
+    from cookproc.app.clips import limit_sentence_length
+
+    clip = Clip(0.0, 10.0, "Chop it. " + "stir " * 6 + "well. Serve.", [4])
+    clips, warnings = limit_sentence_length([clip], "x.txt", max_chars=20, action="cut")
+    assert [c.sentence for c in clips] == ["Chop it.", "stir stir stir stir", "stir stir well.", "Serve."]
+    assert warnings == ["x.txt, line 4: a line of 51 characters, over the limit of 20 (procedures.max_sentence_chars): "
+                        "cut into its 3 sentences, and 1 of them still over the limit at spaces: 4 clips"]
+    assert [c.start_s for c in clips] == sorted(c.start_s for c in clips) and clips[-1].end_s == 10.0

@@ -142,7 +142,7 @@ def test_user_keyclips_refuse_nan_scores_in_parquet_and_huge_integers(tmp_path, 
     records[4]["score"] = float("nan")
     path = tmp_path / "nan.keyclips.parquet"
     pq.write_table(pa.Table.from_pylist(records), path)
-    with pytest.raises(InputError, match=r"line 5: score must be a finite number, got nan"):
+    with pytest.raises(InputError, match=r"nan\.keyclips\.parquet, row 5: score must be a finite number, got nan"):
         read_user_keyclips(path, clips, "user-nan")
     lines = [json.dumps(r) for r in _keyclip_records(clips)]
     lines[0] = lines[0].replace('"score": 0.5', '"score": 1' + "0" * 400)
@@ -150,6 +150,46 @@ def test_user_keyclips_refuse_nan_scores_in_parquet_and_huge_integers(tmp_path, 
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError, match=r"line 1: score must be a finite number, got 1000.*\.\.\. \(401 characters\)"):
         read_user_keyclips(path, clips, "user-big")
+
+
+def test_a_nan_score_that_pandas_wrote_as_null_is_an_error_naming_its_row(tmp_path, clips):
+    """Issue 46: one NaN score in a user Parquet (pandas writes NaN as null) made the whole system
+    binary decisions (AUC and AP "n/a") without a word."""
+    import pandas as pd
+
+    records = _keyclip_records(clips)
+    records[6]["score"] = float("nan")
+    path = tmp_path / "pandas.keyclips.parquet"
+    pd.DataFrame(records).to_parquet(path)
+    assert pq.read_table(path).column("score").null_count == 1  # NaN became null on the way
+    with pytest.raises(InputError, match=r"pandas\.keyclips\.parquet, row 7: this clip has no score \(null, NaN "
+                                         r"written as null, or absent\) but the clip on row 1 has one: give every "
+                                         r"clip a finite score, or none$"):
+        read_user_keyclips(path, clips, "user-pandas")
+    # In JSONL too: a score left out of one line.
+    lines = [json.dumps(r) for r in _keyclip_records(clips)]
+    lines[0] = lines[0].replace(', "score": 0.5', "")
+    path = tmp_path / "partial.keyclips.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"partial\.keyclips\.jsonl, line 1: this clip has no score .* the clip on "
+                                         r"line 2 has one"):
+        read_user_keyclips(path, clips, "user-partial")
+    # No score at all is a system of decisions, as before.
+    path.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "score"}) + "\n"
+                            for r in _keyclip_records(clips)))
+    assert read_user_keyclips(path, clips, "user-partial").column("score").null_count == n_clips()
+
+
+def test_a_json_key_given_twice_is_an_error_naming_the_line(tmp_path, clips):
+    """Issue 46: `"is_key": true, "is_key": false` kept the last."""
+    lines = [json.dumps(r) for r in _keyclip_records(clips)]
+    lines[3] = lines[3].replace('"is_key": true', '"is_key": true, "is_key": false')
+    assert '"is_key": true, "is_key": false' in lines[3]
+    path = tmp_path / "twice.keyclips.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"twice\.keyclips\.jsonl, line 4: the key 'is_key' appears twice in one "
+                                         r"object \(JSON keeps only the last\): give it once$"):
+        read_user_keyclips(path, clips, "user-twice")
 
 
 def test_offending_values_are_echoed_cut_short(tmp_path, clips):

@@ -244,6 +244,8 @@ def test_bad_user_system_files_fail_one_job_listing_them_and_the_rest_runs(tmp_p
     assert proc.returncode != 0
     output = proc.stdout + proc.stderr
     log = (workdir / "logs/systems/check_user_systems.log").read_text()
+    assert "Traceback" not in output + log  # issue 46: one line, no traceback
+    assert log.splitlines()[-1].startswith("rule check_user_systems: error: data/systems: 3 problem(s)")
     for text in (output, log):
         assert "data/systems: 3 problem(s) with user systems" in text
         assert "'my sys.keyclips.jsonl': the name 'my sys' must start with a letter or digit" in text
@@ -288,3 +290,62 @@ def test_a_swapped_intermediate_without_digests_is_moved_aside_and_rebuilt(tmp_p
     assert not (workdir / "results/table4.csv").exists()  # the failed job's output is gone: no wrong table
     run_snakemake(workdir, "results/table4.csv")
     assert path.read_bytes() == original and (workdir / "results/table4.csv").read_bytes() == table4
+
+
+def test_a_file_written_for_another_output_fails_its_reader_in_one_line_and_the_next_run_rebuilds_it(
+        tmp_path, tiny_upstream):
+    """Issue 46: `cp results/keyclips/srl-noheur-spacy.parquet results/keyclips/srl-heur-spacy.parquet`
+    changed Table 4's row silently. Here: upstream-neural's file copied over upstream-srl-heur's.
+    The job reading it fails with one line (no traceback) naming where and by which rule it was
+    written, moves it aside, and a plain rerun rebuilds it and Table 4 as they were. Then the
+    repair of a deleted intermediate whose dependents exist: one command."""
+    import shutil
+
+    workdir = make_workdir(tmp_path / "run", tiny_upstream, UPSTREAM_SYSTEMS_ONLY)
+    run_snakemake(workdir, "results/table4.csv")
+    table4 = workdir / "results/table4.csv"
+    table4_bytes = table4.read_bytes()
+    path = workdir / "results/keyclips/upstream-srl-heur.parquet"
+    original = path.read_bytes()
+    shutil.copyfile(workdir / "results/keyclips/upstream-neural.parquet", path)
+    proc = run_snakemake(workdir, "results/table4.csv", check=False)
+    assert proc.returncode != 0
+    output, log = proc.stdout + proc.stderr, (workdir / "logs/evaluate/table4.log").read_text()
+    line = ("rule table4: error: results/keyclips/upstream-srl-heur.parquet is not the file its rule wrote for this "
+            "path (written as results/keyclips/upstream-neural.parquet by rule import_upstream_neural): moved it "
+            "aside to results/keyclips/upstream-srl-heur.parquet.damaged; run `snakemake` again to rebuild it")
+    assert log.splitlines()[-1] == line and f"\n{line}\n" in output
+    assert "Traceback" not in output + log
+    assert not path.exists() and not table4.exists()  # no wrong table
+    run_snakemake(workdir, "results/table4.csv")
+    assert path.read_bytes() == original and table4.read_bytes() == table4_bytes
+
+    # A table made from a wrong file (as before this check), whose intermediate is then deleted:
+    # a plain run has nothing to do, since nothing needs the missing file ...
+    stat = table4.stat()
+    table4.write_bytes(table4_bytes.replace(b"upstream-srl-heur", b"upstream-srl-HEUR"))
+    os.utime(table4, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    path.unlink()
+    assert "Nothing to be done" in run_snakemake(workdir, "results/table4.csv", "--dry-run").stdout
+    # ... and the repair command docs/reliability.md gives rebuilds it and everything made from it.
+    run_snakemake(workdir, "--forcerun", "results/keyclips/upstream-srl-heur.parquet", "results/table4.csv")
+    assert path.read_bytes() == original and table4.read_bytes() == table4_bytes
+
+
+def test_a_bad_user_system_fails_its_import_job_in_one_line(tmp_path, tiny_upstream):
+    """Issue 46: import_user_system on bad JSONL showed a traceback; a key given twice kept the last."""
+    workdir = make_workdir(tmp_path / "run", tiny_upstream, UPSTREAM_SYSTEMS_ONLY)
+    gold_user_systems(workdir)
+    system = workdir / "data/systems/allkey.keyclips.jsonl"
+    lines = system.read_text().splitlines()
+    lines[2] = lines[2].replace('"is_key": true', '"is_key": true, "is_key": false')
+    system.write_text("\n".join(lines) + "\n")
+    proc = run_snakemake(workdir, "results/keyclips/user-allkey.parquet", check=False)
+    assert proc.returncode != 0
+    output = proc.stdout + proc.stderr
+    log = (workdir / "logs/systems/import_user_keyclips/allkey.log").read_text()
+    line = ("rule import_user_keyclips: error: data/systems/allkey.keyclips.jsonl, line 3: the key 'is_key' appears "
+            "twice in one object (JSON keeps only the last): give it once")
+    assert log.splitlines()[-1] == line and f"\n{line}\n" in output
+    assert "Traceback" not in output + log
+    assert not (workdir / "results/keyclips/user-allkey.parquet").exists()

@@ -8,7 +8,8 @@ from cookproc.evaluation.systems import scan_user_systems
 with script_logging(snakemake) as log:
     scan = scan_user_systems(snakemake.params.folder)
     if scan.problems:
-        raise InputError(snakemake.params.folder, scan.message().split(": ", 1)[1])
+        # One line (a failed job's message, without a traceback: cookproc.core.logs.script_logging).
+        raise InputError(snakemake.params.folder, scan.message(one_line=True).split(": ", 1)[1])
     # Fixed since the workflow was read: say what is there now (the next run includes it).
     lines = [f"{kind}\t{name}\t{scan.files(kind, name)[0]}\n" for kind in ("keyclips", "tuples")
              for name in scan.names(kind)]

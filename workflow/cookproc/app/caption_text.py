@@ -1,7 +1,15 @@
-"""Cue text cleaned: HTML entities decoded first, then markup removed (``<i>``, ``<font>``,
-``<c.color>``, karaoke timestamps, ``{\\an8}``), so an encoded ``&lt;script&gt;`` is markup too;
-the lines of a multi-line cue joined, whitespace collapsed; with ``drop_sound_tags``, music notes
-and a bracket (``[...]`` or ``(...)``) whose whole content is a sound description
+"""Cue text cleaned: HTML entities decoded first, then markup removed: the tags of
+:data:`MARKUP_TAGS` only (WebVTT's ``<c.color>``, ``<v Bob>``, ``<i>``, karaoke timestamps; SRT's
+``<font color=...>``; a few HTML tags; any tag with attributes), so ``Add salt <and> pepper`` keeps
+its ``<and>``; a ruby
+annotation keeps its base text only (``<ruby>Mix<rt>mikkusu</rt></ruby>`` -> ``Mix``); ASS
+overrides ``{\\an8}``. Invisible characters are taken out of words (:data:`INVISIBLE`: a zero-width
+space becomes a space, the others, bidi marks, embeddings and isolates among them, are removed), so
+``Stir\u200b the sauce`` reads ``Stir the sauce`` and nothing invisible reaches the arguments or the
+Markdown; bidi overrides, which make text display otherwise than it reads, are refused with their
+line before this (:mod:`cookproc.app.cues`) and removed here when an entity hid them. The lines of
+a multi-line cue are joined, whitespace collapsed; with ``drop_sound_tags``, music notes and a
+bracket (``[...]`` or ``(...)``) whose whole content is a sound description
 (:func:`is_sound_description`: ``[Music]``, ``[upbeat music playing]``, ``(laughs)``) are dropped,
 any other bracket (``Add [about two cups] of flour``) is kept whole.
 
@@ -12,9 +20,29 @@ from __future__ import annotations
 import html
 import re
 
-# Markup, matched after entities are decoded: <i>, </font>, <c.yellow>, <v Bob>, <00:00:01.000>.
-# A "<" followed by a space or a digit that is not a timestamp ("x < 5", "<3") is text.
-_TAG = re.compile(r"</?[A-Za-z][\w.-]*(?:\s[^<>]*)?/?>|<\d{1,2}(?::\d{2}){1,2}\.\d{3}>")
+#: The tags removed as markup (names, any case; with their classes, annotation and closing tag):
+#: WebVTT's (c, i, b, u, v, lang, ruby, rt), those SRT players render (font, s) and the HTML tags
+#: converted subtitles carry (br, span, em, strong, sub, sup, p, div, strike, tt, rp, script, style).
+#: A closed set: any other word in angle brackets (``<and>``, ``<stew>``) is text, unless the tag has
+#: HTML attributes (``<img src=x>``), which no one writes as text.
+MARKUP_TAGS = frozenset({"c", "i", "b", "u", "v", "lang", "ruby", "rt", "rp", "font", "s", "br", "span", "em",
+                         "strong", "sub", "sup", "p", "div", "strike", "tt", "script", "style"})
+# A tag: its name, then WebVTT classes (.yellow), then an annotation or attributes (" Bob",
+# ' color="#fff"'); or a karaoke timestamp <00:00:01.000>. "x < 5" and "<3" are text.
+_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)(?:\.[\w-]+)*(\s[^<>]*)?/?>|<\d{1,2}(?::\d{2}){1,2}\.\d{3}>")
+# An HTML attribute (src=x, href="..."): a tag that has one is markup whatever its name (<img ...>).
+_ATTRIBUTE = re.compile(r"\s[A-Za-z_:][\w:.-]*\s*=")
+# A ruby annotation (the reading shown above the base text) and its fallback parentheses: dropped
+# with their content. WebVTT lets </rt> be left out before </ruby>.
+_RUBY_TEXT = re.compile(r"<(rt|rp)(?:\.[\w-]+)*(?:\s[^<>]*)?>.*?(?:</\1\s*>|(?=</ruby\s*>)|$)",
+                        re.IGNORECASE | re.DOTALL)
+#: Invisible characters taken out of words: the zero-width space (U+200B, a word break: it becomes
+#: a space) and those removed: zero-width (non-)joiners and the word joiner, the byte-order mark,
+#: the soft hyphen, the Mongolian vowel separator, the invisible math operators, bidi marks
+#: (LRM, RLM, ALM), embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), and the
+#: invisible tag characters (U+E0000-U+E007F).
+INVISIBLE = re.compile("[\u200b-\u200f\u00ad\u061c\u180e\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+                       "\U000e0000-\U000e007f]")
 _ASS_OVERRIDE = re.compile(r"\{\\[^}]*\}")    # {\an8}, {\i1}
 _BRACKET = re.compile(r"\[([^\[\]]*)\]|\(([^()]*)\)")
 _MUSIC_NOTES = re.compile(r"[♪♫♬]")
@@ -61,11 +89,32 @@ def _drop_sound_description(match: re.Match) -> str:
     return " " if is_sound_description(content) else match.group(0)
 
 
+def remove_markup(text: str) -> str:
+    """``text`` without its markup tags: those of :data:`MARKUP_TAGS`, karaoke timestamps, and tags
+    with HTML attributes with their closing tags (``<a href=x>``, ``</a>``); other text in angle
+    brackets stays."""
+    attributed = {m.group(1).lower() for m in _TAG.finditer(text)
+                  if m.group(1) and _ATTRIBUTE.match(m.group(2) or "")}
+
+    def replace(match: re.Match) -> str:
+        name = (match.group(1) or "").lower()
+        if name == "br":  # a line break: the words on either side stay apart
+            return " "
+        return "" if not name or name in MARKUP_TAGS or name in attributed else match.group(0)
+
+    return _TAG.sub(replace, text)
+
+
+def remove_invisible(text: str) -> str:
+    """``text`` without :data:`INVISIBLE` characters (a zero-width space becomes a space)."""
+    return INVISIBLE.sub(lambda m: " " if m.group(0) == "\u200b" else "", text)
+
+
 def clean_text(text: str, *, drop_sound_tags: bool = True) -> str:
-    """Cue text without entities, markup, sound descriptions and line breaks."""
+    """Cue text without entities, markup, invisible characters, sound descriptions and line breaks."""
     # Entities first: an encoded tag (&lt;i&gt;) is markup as well, never text that turns into a tag later.
-    text = html.unescape(text)
-    text = _ASS_OVERRIDE.sub("", _TAG.sub("", text))
+    text = remove_invisible(html.unescape(text))
+    text = _ASS_OVERRIDE.sub("", remove_markup(_RUBY_TEXT.sub("", text)))
     if drop_sound_tags:
         text = _BRACKET.sub(_drop_sound_description, _MUSIC_NOTES.sub(" ", text))
     # A leading "- " marks a speaker change in multi-line cues; it is not part of the sentence.

@@ -2,15 +2,16 @@
 
     cookproc extract talk.vtt [--video talk.mp4] [--format md|json] [--output PATH]
                               [--keyclips results/models/keyclips-neural-text | none] [--model NAME]
-                              [--tuples results/models/tuples-supervised-text | none]
+                              [--tuples results/models/tuples-supervised-text | none] [--strict]
     cookproc inspect FILE.parquet [--lineage] [--json] [--config config.yaml]
 
 ``extract`` runs the library code of rule procedures_extract (:func:`cookproc.app.procedures.extract_procedure`)
 with the same settings: the defaults of the config's ``procedures`` section, or the settings of a
 workflow config (``--config config.yaml``), options overriding single keys. Relative paths of a
 config are read from the config's folder (the defaults' from this checkout's folder, where the
-workflow runs). The document goes to stdout, or atomically to ``--output``. Bad input stops with
-the file, line and cue named and exit status 1, without a traceback. ``inspect`` shows what a
+workflow runs). The document goes to stdout, or atomically to ``--output``, which may not be one of
+the inputs (refused before any work). Bad input or an unwritable output stops with the file, line
+and cue named and exit status 1, without a traceback. ``inspect`` shows what a
 Parquet file of the workflow holds, its provenance and whether it is current (cookproc.app.inspection).
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ import sys
 from pathlib import Path
 
 from cookproc.core.config_schema import optional_path
-from cookproc.core.errors import InputError
+from cookproc.core.errors import ExpectedError, InputError, one_line, require_file
 
 #: The checkout's folder: the workflow's working directory, which default config paths are relative to.
 CHECKOUT = Path(__file__).resolve().parents[3]
@@ -87,6 +88,10 @@ def parser() -> argparse.ArgumentParser:
     extract.add_argument("--device", help="torch device of the tagger (cpu, cuda, cuda:N)")
     extract.add_argument("--name", help="the procedure's name (default: FILE's stem)")
     extract.add_argument("--config", metavar="YAML", help="take the settings from this workflow config")
+    extract.add_argument("--strict", action="store_true",
+                         help="refuse the file instead of warning: rolling-caption repeats that would be removed, cues "
+                              "out of order, a sentence over the length limit, text in another language "
+                              "(procedures.strict)")
     extract.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="progress bar on stderr (default: when stderr is a terminal)")
     from cookproc.app.inspection import add_parser as add_inspect
@@ -103,19 +108,11 @@ def extract(args: argparse.Namespace) -> None:
     from cookproc.core.parquet_io import atomic_write_text
 
     source = Path(args.file)
-    if not source.is_file():
-        raise InputError(source, "no such file" if not source.exists() else "not a file")
-    if args.video and not Path(args.video).is_file():
-        raise InputError(args.video, "no such video file")
+    require_file(source)
+    if args.video:
+        require_file(args.video, "video file")
     if args.output:
-        # Checked before any work, and never created: a mistyped folder is a mistake to report, not
-        # a place to make (the workflow's rules get their folders from Snakemake).
-        folder = Path(args.output).parent
-        if not folder.is_dir():
-            raise InputError(args.output, f"the output folder {str(folder)!r} does not exist" if not folder.exists()
-                             else f"{str(folder)!r} is not a folder")
-        if Path(args.output).is_dir():
-            raise InputError(args.output, "is a folder; give a file name (e.g. procedure.json)")
+        check_output_folder(args.output)
     fmt = args.format or ("json" if args.output and args.output.endswith(".json") else "md")
 
     config, base = load_config(args.config)
@@ -140,6 +137,8 @@ def extract(args: argparse.Namespace) -> None:
     for option, key in (("tagger_model", "tagger_model"), ("segmentation", "segmentation"), ("device", "device")):
         if getattr(args, option) is not None:
             section[key] = getattr(args, option)
+    if args.strict:
+        section["strict"] = True
     if section["tagger_model"] and not args.tagger_model:
         section["tagger_model"] = _relative_to(base, section["tagger_model"])
     if args.lexicon:
@@ -149,6 +148,12 @@ def extract(args: argparse.Namespace) -> None:
     else:
         lexicon = _relative_to(base, os.path.join(config["upstream"]["dir"], LEXICON_FILE))
 
+    if args.output:
+        # Before any work: the procedure must never take an input's place.
+        refuse_overwriting_inputs(args.output, [("subtitles", source), ("video", args.video), ("lexicon", lexicon),
+                                                ("config", args.config), ("tagger model", section["tagger_model"]),
+                                                ("key-clip selector", section["keyclip_model"]),
+                                                ("tuple extractor", section.get("tuple_model"))])
     progress = ProgressBar(source.name, enabled=args.progress)
     try:
         document = extract_procedure(source, ProcedureSettings.from_config(section), lexicon=lexicon,
@@ -164,6 +169,43 @@ def extract(args: argparse.Namespace) -> None:
         sys.stdout.write(text)
 
 
+def check_output_folder(output: str) -> None:
+    """The output's folder exists, is a folder and takes new files; the output is no folder. Checked
+    before any work, and never created: a mistyped folder is a mistake to report, not a place to
+    make (the workflow's rules get their folders from Snakemake)."""
+    folder = Path(output).parent
+    if not folder.is_dir():
+        raise InputError(output, f"the output folder {str(folder)!r} does not exist" if not folder.exists()
+                         else f"{str(folder)!r} is not a folder")
+    if Path(output).is_dir():
+        raise InputError(output, "is a folder; give a file name (e.g. procedure.json)")
+    # The file is written through a temporary file beside it, then renamed: the folder must take both.
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(output, f"cannot write into the folder {str(folder)!r}: no permission (write somewhere else)")
+
+
+def refuse_overwriting_inputs(output: str, inputs: list[tuple[str, str | os.PathLike | None]]) -> None:
+    """Refuse an output that is one of the inputs (the same path, or the same file through a hard or
+    symbolic link), or a file inside an input folder (a model's): the procedure would replace it."""
+    out = Path(output)
+    for name, path in inputs:
+        if not path:
+            continue
+        path = Path(path)
+        same = os.path.normcase(os.path.abspath(out)) == os.path.normcase(os.path.abspath(path))
+        try:
+            same = same or (out.exists() and path.exists() and os.path.samefile(out, path))
+            inside = path.is_dir() and out.parent.exists() and os.path.samefile(out.parent, path)
+        except OSError:
+            inside = False
+        if same:
+            raise InputError(output, f"is the {name} file {str(path)!r}{'' if str(path) == output else ' (the same file)'}: "
+                                     "writing the procedure there would destroy it; give -o another file")
+        if inside:
+            raise InputError(output, f"lies inside the {name} folder {str(path)!r}: writing there would change the "
+                                     "model; give -o a file elsewhere")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "inspect":
@@ -174,9 +216,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         extract(args)
-    except (InputError, DocumentError, ValueError, OSError) as exc:
-        # Bad input, a bad option value or an unreadable file: the message names what and where.
-        print(f"cookproc {args.command}: error: {exc}", file=sys.stderr)
+    except (ExpectedError, DocumentError, ValueError, OSError) as exc:
+        # Bad input, a bad option value or an unwritable output: the message names what and where.
+        print(f"cookproc {args.command}: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130

@@ -27,6 +27,7 @@ from cookproc.app.caption_text import text_words
 from cookproc.app.cues import Cue, SubtitleError, format_time
 from cookproc.app.rolling_captions import (ROLLING_CAPTIONS, RollingCaptions, RollingEvidence, remove_rolling_repeats,
                                            rolling_evidence)
+from cookproc.core.logs import format_duration
 
 log = logging.getLogger(__name__)
 
@@ -109,13 +110,65 @@ def segment(cues: Sequence[Cue], *, segmentation: str = "sentence", max_clip_s: 
                         path=path, rolling_captions=rolling_captions)[0]
 
 
+def cue_label(cues: Sequence[Cue], k: int) -> str:
+    """``cue N `` of the k-th cue (0-based) of a subtitle file, ``the line `` of a transcript's."""
+    return "the line " if cues[k].end_s is None else f"cue {k + 1} "
+
+
+def check_cue_order(cues: Sequence[Cue], path: str | Path, *, strict: bool = False) -> tuple[list[str], int]:
+    """Cues (in file order) that start before the cue above them: taken in time order with one
+    warning naming the first and counting them all, or (``strict``) refused naming its line.
+    Returns the warnings (none, or that one) and the number of such cues."""
+    late = [k for k in range(1, len(cues)) if cues[k].start_s is not None and cues[k - 1].start_s is not None
+            and cues[k].start_s < cues[k - 1].start_s]
+    if not late:
+        return [], 0
+    k = late[0]
+    what = (f"{cue_label(cues, k)}starts at {format_time(cues[k].start_s)}, before {cue_label(cues, k - 1)}"
+            f"(line {cues[k - 1].line}) at {format_time(cues[k - 1].start_s)}")
+    if strict:
+        raise SubtitleError(path, f"{what}: cues out of order (strict refuses them): put the cues in time order, "
+                                  "or check the hours of the cue above", line=cues[k].line)
+    others = f"; {len(late) - 1} more cues start before the one above them" if len(late) > 1 else ""
+    warning = f"{path}, line {cues[k].line}: {what}{others}: the cues are taken in time order (check their times)"
+    log.warning("%s", warning)
+    return [warning], len(late)
+
+
+def check_clip_spans(clips: Sequence[Clip], cues: Sequence[Cue], path: str | Path, *, longest_s: float,
+                     video_end_s: float | None = None) -> None:
+    """Refuse a cue that would make a clip span more than ``longest_s`` seconds (a clip runs to the
+    next one's start; the last to the end of the speech): a typo in the hours (``10:00:08`` in a
+    20-second file) or a pause no cooking video has, named by its line. The last clip, when it
+    ends at the video's end, is the video's business, not a cue's."""
+    number = {c.line: k for k, c in enumerate(cues)}
+    for i, clip in enumerate(clips):
+        if clip.start_s is None or clip.end_s is None or clip.end_s - clip.start_s <= longest_s:
+            continue
+        last = i + 1 == len(clips)
+        if last and video_end_s is not None:
+            continue
+        span = format_duration(clip.end_s - clip.start_s)
+        limit = f"over the limit of {format_duration(longest_s)} (procedures.longest_clip_s)"
+        if not last:
+            k = number[clips[i + 1].lines[0]]
+            raise SubtitleError(path, f"{cue_label(cues, k)}starts at {format_time(cues[k].start_s)}, {span} after the "
+                                      f"clip before it (line {clip.lines[0]}, {format_time(clip.start_s)}), which would "
+                                      f"make a clip of {span}, {limit}: a typo in the hours?", line=cues[k].line)
+        k = max(range(len(cues)), key=lambda j: -1.0 if cues[j].end_s is None else cues[j].end_s)
+        raise SubtitleError(path, f"{cue_label(cues, k)}ends at {format_time(cues[k].end_s)}, which would make the "
+                                  f"last clip (from {format_time(clip.start_s)}) {span} long, {limit}: a typo in the "
+                                  "hours?", line=cues[k].line)
+
+
 def segment_cues(cues: Sequence[Cue], *, segmentation: str = "sentence", max_clip_s: float = 15.0,
                  video_end_s: float | None = None, path: str | Path = "<subtitles>",
-                 rolling_captions: str = "auto") -> tuple[list[Clip], RollingCaptions]:
+                 rolling_captions: str = "auto", strict: bool = False) -> tuple[list[Clip], RollingCaptions]:
     """Clips from cleaned cues (sorted by start time; overlapping cues are allowed); the lines of
     an untimed transcript are one clip each, in file order. ``rolling_captions``: ``auto`` removes
-    rolling repeats when :func:`rolling_evidence` finds the file rolling, ``remove`` always, ``keep``
-    never."""
+    rolling repeats when :func:`rolling_evidence` finds the file rolling (``strict``: refuses the
+    file instead), ``remove`` always, ``keep`` never; a removal is logged as a warning with its
+    counts."""
     if rolling_captions not in ROLLING_CAPTIONS:
         raise ValueError(f"rolling_captions must be one of {ROLLING_CAPTIONS}, got {rolling_captions!r}")
     segmentation = resolve_segmentation(cues, segmentation)
@@ -130,16 +183,24 @@ def segment_cues(cues: Sequence[Cue], *, segmentation: str = "sentence", max_cli
         raise SubtitleError(path, "no text left in any cue after removing markup and sound tags")
     evidence = rolling_evidence(ordered)
     apply = rolling_captions == "remove" or (rolling_captions == "auto" and evidence.rolling)
-    words_before = sum(len(text_words(c.text)) for c in ordered)
+    before = {c.line: len(text_words(c.text)) for c in ordered}
     # The end of the speech: the latest cue end (a repeat removed below may hold it).
     last_end = max((c.end_s for c in ordered if c.end_s is not None), default=None)
     if apply:
-        ordered = remove_rolling_repeats(ordered)
-    words_removed = words_before - sum(len(text_words(c.text)) for c in ordered)
-    rolling = RollingCaptions(rolling_captions, evidence, apply, words_removed)
-    if apply:
-        log.info("%s: rolling captions (%d of %d cue pairs repeat the previous cue's last words): removed %d "
-                 "repeated words", path, evidence.repeating_pairs, evidence.cue_pairs, rolling.words_removed)
+        kept = remove_rolling_repeats(ordered)
+        after = {c.line: len(text_words(c.text)) for c in kept}
+        changed = [line for line in before if after.get(line, 0) < before[line]]
+        rolling = RollingCaptions(rolling_captions, evidence, True, sum(before.values()) - sum(after.values()),
+                                  len(changed), sum(1 for line in changed if line not in after))
+        if rolling.words_removed and strict and rolling_captions == "auto":
+            raise SubtitleError(path, f"{rolling.message(path).split(': ', 1)[1].replace('removed', 'would remove')}; "
+                                      "strict refuses to change the text: set procedures.rolling_captions to keep or "
+                                      "remove", line=changed[0])
+        if rolling.words_removed:
+            log.warning("%s", rolling.message(path))
+        ordered = kept
+    else:
+        rolling = RollingCaptions(rolling_captions, evidence, False, 0)
     if video_end_s is not None:
         late = [c for c in ordered if c.start_s >= video_end_s]
         if late:
@@ -186,26 +247,49 @@ def _join(pieces) -> tuple[float, float | None, str, list[int]]:
 
 
 def cut_long_sentence(clip: Clip, max_chars: int) -> list[Clip]:
-    """``clip`` cut into clips of at most ``max_chars`` characters, at spaces (a word longer than the
-    limit is cut inside), times interpolated by characters; every character but the spaces cut at
-    is kept."""
+    """``clip`` cut into clips of at most ``max_chars`` characters: at its sentence ends first, one
+    sentence a clip (a long transcript line holds many), then a sentence still over the limit at
+    spaces (a word longer than the limit is cut inside); times interpolated by characters; every
+    character but the spaces cut at is kept."""
+    return _cut_pieces(clip, max_chars)[0]
+
+
+def _cut_pieces(clip: Clip, max_chars: int) -> tuple[list[Clip], str]:
+    """:func:`cut_long_sentence` and how it cut (for the warning)."""
     text = clip.sentence
-    pieces, start = [], 0
-    while start < len(text):
-        stop = start + max_chars
-        if stop < len(text):
-            space = text.rfind(" ", start + 1, stop + 1)
-            stop = space if space > start else stop
-        pieces.append((start, text[start:stop]))
-        start = stop
-        while start < len(text) and text[start] == " ":
+    pieces, start, inside, sentences = [], 0, 0, 0
+    sentence_ends = [m.end() for m in _SENTENCE_BREAK.finditer(text)] + [len(text)]
+    for end in sentence_ends:
+        while start < end and text[start] == " ":
             start += 1
+        if start >= end:
+            continue
+        sentences += 1
+        inside += end - start > max_chars
+        while start < end:
+            stop = start + max_chars
+            if stop < end:
+                space = text.rfind(" ", start + 1, stop + 1)
+                stop = space if space > start else stop
+            else:
+                stop = end
+            pieces.append((start, text[start:stop].rstrip(" ")))
+            start = stop
+            while start < end and text[start] == " ":
+                start += 1
+    if sentences == 1:
+        how = f"cut at spaces into {len(pieces):,} clips (it has no sentence end)"
+    elif not inside:
+        how = f"cut into its {sentences:,} sentences, one clip each"
+    else:
+        how = (f"cut into its {sentences:,} sentences, and {inside:,} of them still over the limit at spaces: "
+               f"{len(pieces):,} clips")
     if clip.start_s is None:
-        return [Clip(None, None, piece, list(clip.lines)) for _, piece in pieces]
+        return [Clip(None, None, piece, list(clip.lines)) for _, piece in pieces], how
     end = clip.end_s if clip.end_s is not None else clip.start_s
     times = [round(clip.start_s + (end - clip.start_s) * offset / len(text), 3) for offset, _ in pieces]
     return [Clip(t, times[i + 1] if i + 1 < len(times) else clip.end_s, piece, list(clip.lines))
-            for i, (t, (_, piece)) in enumerate(zip(times, pieces))]
+            for i, (t, (_, piece)) in enumerate(zip(times, pieces))], how
 
 
 def limit_sentence_length(clips: Sequence[Clip], path: str | Path, *, max_chars: int, action: str,
@@ -224,12 +308,12 @@ def limit_sentence_length(clips: Sequence[Clip], path: str | Path, *, max_chars:
             continue
         line = clip.lines[0]
         cue = f"cue {cue_of_line[line]}: " if cue_of_line and line in cue_of_line else ""
-        what = (f"{cue}a sentence of {len(clip.sentence):,} characters, over the limit of {max_chars:,} "
-                "(procedures.max_sentence_chars)")
+        what = (f"{cue}{'a sentence' if cue else 'a line'} of {len(clip.sentence):,} characters, over the limit of "
+                f"{max_chars:,} (procedures.max_sentence_chars)")
         if action == "error":
             raise SubtitleError(path, f"{what}; split it into sentences, or set procedures.long_sentences to cut", line=line)
-        pieces = cut_long_sentence(clip, max_chars)
-        warnings.append(f"{path}, line {line}: {what}: cut into {len(pieces)} clips")
+        pieces, how = _cut_pieces(clip, max_chars)
+        warnings.append(f"{path}, line {line}: {what}: {how}")
         log.warning("%s", warnings[-1])
         out += pieces
     return out, warnings

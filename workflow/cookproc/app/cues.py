@@ -18,9 +18,11 @@ pattern, and the libraries' cues are matched one to one with those lines (their 
 times must agree); any error names the file, the line and the cue.
 
 Every file is checked first: no control characters (a NUL byte, ...; the usual sign of a UTF-16
-file read as UTF-8) and no time beyond :data:`MAX_TIME_S` (100 hours), each refused naming the
-file, line and cue. A timing line is the first or second line of a cue block (after the SRT index
-or the WebVTT cue identifier), so ``-->`` further down is cue text.
+file read as UTF-8), no bidirectional override (U+202D, U+202E: text that displays otherwise than
+it reads) and no time beyond :data:`MAX_TIME_S` (100 hours), each refused naming the file, line and
+cue. A timing line is the first or second line of a cue block (after the SRT index or the WebVTT
+cue identifier), so ``-->`` further down is cue text; a WebVTT NOTE, STYLE or REGION block is no
+cue, whatever it holds.
 """
 from __future__ import annotations
 
@@ -45,6 +47,10 @@ _TRANSCRIPT_TAB = re.compile(rf"^{_TRANSCRIPT_TIME}\t(.*)$")
 # Control characters (C0 but tab and line ends, DEL, C1) and the line separators that would make
 # Python's line numbers disagree with the subtitle libraries'.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
+# Bidirectional overrides: they make text display otherwise than it reads ("tlas" shown as "salt"),
+# so a word would be extracted as one thing and seen as another. Refused; the other invisible
+# characters (zero-width, bidi marks, embeddings and isolates) are removed by clean_text.
+_BIDI_OVERRIDE = re.compile("[\u202d\u202e]")
 
 
 class SubtitleError(InputError):
@@ -82,9 +88,10 @@ def _read_text(path: Path) -> str:
 
 
 def _check_control_characters(path: Path, text: str, *, cues: bool) -> None:
-    """Refuse a control character (NUL, ...), naming its line and (``cues``: a subtitle file) the
-    cue it is in."""
-    match = _CONTROL.search(text)
+    """Refuse a control character (NUL, ...) or a bidirectional override, naming its line and
+    (``cues``: a subtitle file) the cue it is in."""
+    control, override = _CONTROL.search(text), _BIDI_OVERRIDE.search(text)
+    match = min((m for m in (control, override) if m is not None), key=lambda m: m.start(), default=None)
     if match is None:
         return
     line_start = text.rfind("\n", 0, match.start()) + 1
@@ -92,9 +99,17 @@ def _check_control_characters(path: Path, text: str, *, cues: bool) -> None:
     # The cue: the timing lines before this line (the text before it has no control character).
     cue = len(timing_lines(path, text[:line_start])) if cues else 0
     char = match.group(0)
-    hint = " (NUL bytes usually mean a UTF-16 file: save it as UTF-8)" if char == "\x00" else ""
-    raise SubtitleError(path, (f"cue {cue}: " if cue else "") + f"control character U+{ord(char):04X} in the text; "
-                              f"remove it{hint}", line=line)
+    if match is override:
+        line_end = text.find("\n", match.start())
+        shown = text[match.start() + 1:line_end if line_end >= 0 else len(text)].split("\u202c")[0].strip()[:40]
+        shows = f"{shown!r} displays as {shown[::-1]!r}" if char == "\u202e" else \
+            f"{shown!r} displays otherwise than it reads"
+        what = (f"a {'right-to-left' if char == chr(0x202E) else 'left-to-right'} override (U+{ord(char):04X}) in "
+                f"the text, so {shows}; remove it")
+    else:
+        hint = " (NUL bytes usually mean a UTF-16 file: save it as UTF-8)" if char == "\x00" else ""
+        what = f"control character U+{ord(char):04X} in the text; remove it{hint}"
+    raise SubtitleError(path, (f"cue {cue}: " if cue else "") + what, line=line)
 
 
 def _seconds(hours, minutes, seconds, millis) -> float:
@@ -113,10 +128,18 @@ def _is_timing_line(line: str, block_position: int, block_first: str) -> bool:
     return _TIMING.match(line) is not None
 
 
+# A WebVTT block that is no cue: a comment (NOTE), a style sheet (STYLE) or a region definition
+# (REGION), each up to the next blank line. WebVTT forbids "-->" in them, but a commented-out cue
+# ("NOTE 00:01.000 --> 00:02.000 old") is what people write: it stays a comment, never a cue.
+_VTT_NOT_A_CUE = re.compile(r"^(?:NOTE|STYLE|REGION)(?:[ \t]|$)")
+
+
 def timing_lines(path: Path, text: str) -> list[tuple[int, float, float]]:
-    """``(line, start_s, end_s)`` of every cue's ``start --> end`` line, checked strictly."""
+    """``(line, start_s, end_s)`` of every cue's ``start --> end`` line, checked strictly (in a
+    ``.vtt`` file, NOTE, STYLE and REGION blocks are skipped)."""
     out = []
     position, first = 0, ""
+    vtt = Path(path).suffix.lower() == ".vtt"
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             position = 0
@@ -124,6 +147,8 @@ def timing_lines(path: Path, text: str) -> list[tuple[int, float, float]]:
         if position == 0:
             first = line
         position += 1
+        if vtt and _VTT_NOT_A_CUE.match(first):
+            continue
         if "-->" not in line or not _is_timing_line(line, position - 1, first):
             continue
         cue = len(out) + 1

@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from cookproc.app.caption_text import remove_invisible
 from cookproc.app.clips import Clip
 from cookproc.app.cues import format_time
 
 #: Version of the JSON layout written by :func:`procedure_document` (2: key_probability,
 #: segmentation, timed; untimed clips; 3: key_clips_by, settings.keyclip_model; 4: input, the
-#: checks of the file and what they changed).
-FORMAT_VERSION = 4
+#: checks of the file and what they changed; 5: input.cue_order, the rolling captions' cues changed,
+#: the language's english_words, settings.longest_clip_s and strict).
+FORMAT_VERSION = 5
 #: The JSON Schema every procedure document follows.
 DOCUMENT_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "procedure.schema.json"
 
@@ -75,7 +77,7 @@ def procedure_document(name: str, clips: Sequence[Clip], extractions: Sequence[C
 
 
 #: The ``input`` of a document made from clips that were not read from a file here (tests, tools).
-NO_CHECKS = {"rolling_captions": None, "long_sentences": None, "language": None, "warnings": []}
+NO_CHECKS = {"rolling_captions": None, "cue_order": None, "long_sentences": None, "language": None, "warnings": []}
 
 
 class DocumentError(ValueError):
@@ -138,8 +140,9 @@ _LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 def md_escape(text) -> str:
     """User-derived text safe anywhere inline in Markdown and in the HTML rendered from it: on one
-    line, every character with a Markdown or HTML meaning backslash-escaped."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", _LINE_BREAKS.sub(" ", str(text)))
+    line, every character with a Markdown or HTML meaning backslash-escaped, and no invisible or
+    bidi control character (a file named with a right-to-left override would display reversed)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", _LINE_BREAKS.sub(" ", remove_invisible(str(text))))
 
 
 def to_markdown(document: dict) -> str:

@@ -30,7 +30,8 @@ from typing import Any
 from cookproc.app.lineage import lineage, render_lineage, workflow_root
 from cookproc.core import integrity, provenance
 from cookproc.core.digests import compact, file_digest, plain
-from cookproc.core.errors import InputError
+from cookproc.core.errors import ExpectedError, InputError, one_line, require_file
+from cookproc.core.page_checksums import page_checksum_counts
 
 MISSING = object()
 EXIT_OK, EXIT_DAMAGED = 0, 1
@@ -65,9 +66,31 @@ def read_verified(path: Path):
     from cookproc.core.parquet_io import _read_checked
 
     try:
-        return _read_checked(path, None, require_digests=integrity.is_workflow_output(path)), None
+        # Where the file was written for is reported by inspect_file (relative to the workflow's folder).
+        return _read_checked(path, None, require_digests=integrity.is_workflow_output(path), check_place=False), None
     except integrity.Damage as exc:
         return None, str(exc)
+
+
+def verified(digests: bool, pages: tuple[int, int] | None) -> dict[str, Any]:
+    """What reading a file verified: its column digests (when it has them) and its pages' CRCs
+    (those it has: pyarrow checks a CRC where a page carries one and says nothing of pages
+    without), and that sentence for the report."""
+    with_crc, total = pages if pages is not None else (None, None)
+    parts = ["column digests verified" if digests else "no column digests"]
+    if pages is None:
+        parts.append("page checksums unknown (the page headers could not be read)")
+    elif total and with_crc == total:
+        parts.append(f"page checksums verified ({total} pages)")
+    elif with_crc:
+        parts.append(f"page checksums verified on {with_crc} of {total} pages (the others have none)")
+    else:
+        parts.append("no page checksums")
+    text = "; ".join(parts)
+    if not digests and not with_crc:
+        text = "nothing verified: no column digests and no page checksums (the file decodes, but a changed value " \
+               "would go unnoticed)"
+    return {"column_digests": digests, "pages": total, "pages_with_checksums": with_crc, "text": text}
 
 
 def _format(value: Any) -> str:
@@ -155,8 +178,7 @@ def inspect_file(path: str | os.PathLike, *, config_path: str | os.PathLike | No
     from cookproc.core.schemas import column_description, contract_of
 
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "no such file" if not path.exists() else "not a file")
+    require_file(path)
     if path.suffix != ".parquet":
         raise InputError(path, "not a Parquet file (.parquet): only those carry provenance")
     root = workflow_root(path)
@@ -173,13 +195,23 @@ def inspect_file(path: str | os.PathLike, *, config_path: str | os.PathLike | No
     report["columns"] = [{"name": field.name, "type": str(field.type), "nullable": field.nullable,
                           "description": column_description(contract, field.name)} for field in table.schema]
     report["first_rows"] = table.slice(0, rows).to_pylist()
-    report["digests"] = "verified" if digests is not None else "none stored (page checksums verified)"
+    report["verified"] = verified(digests is not None, page_checksum_counts(path))
     try:
         record = provenance.stored_provenance(metadata)
     except provenance.ProvenanceError as exc:
         report.update(status="damaged", damage=str(exc))
         return report
     report["provenance"] = record
+    here, home = path.resolve(), root.resolve()
+    elsewhere = provenance.written_elsewhere(record, here, home)
+    if elsewhere is not None:
+        report["written_elsewhere"] = elsewhere
+        if here.is_relative_to(home / integrity.RESULTS_DIR):
+            # What a rule reading it would do: refuse it (and move it aside) as not this path's file.
+            report.update(status="misplaced", unchecked=[], reasons=[
+                f"{elsewhere}, not as {provenance.relative_path(here, home)}: a rule reading it refuses it and moves "
+                "it aside"])
+            return report
     config_file = Path(config_path) if config_path else default_config_path(root)
     config = load_config(config_file) if record is not None and record.get("rule") else None
     report["config_file"] = str(config_file) if config is not None else None
@@ -195,7 +227,7 @@ def render(report: dict[str, Any]) -> str:
         return "\n".join(lines) + "\n"
     columns = report["columns"]
     lines.append(f"  contract   {report['contract'] or '(a stage schema)'}; {report['rows']} rows, {len(columns)} columns")
-    lines.append(f"  digests    {report['digests']}")
+    lines.append(f"  verified   {report['verified']['text']}")
     lines.append("  columns")
     width = max(len(c["name"]) for c in columns)
     type_width = max(len(c["type"]) for c in columns)
@@ -220,6 +252,7 @@ def render(report: dict[str, Any]) -> str:
             commit_text = "none (not a git checkout)" if commit is None else \
                 f"{commit}{' + uncommitted changes' if record.get('commit_dirty') else ''}"
             lines += [f"    rule       {record['rule']} {_format(record.get('wildcards') or {})}",
+                      f"    outputs    {', '.join(record.get('outputs') or []) or '(not recorded)'}",
                       f"    script     {record.get('script')} (code {record.get('code')}, "
                       f"{len(record.get('code_files') or {})} files)",
                       f"    commit     {commit_text}",
@@ -232,7 +265,11 @@ def render(report: dict[str, Any]) -> str:
         for encoder in encoders or []:
             lines.append(f"    encoder    {encoder['name']} {encoder['revision']}")
     status = report.get("status")
-    if status == "current":
+    if report.get("written_elsewhere") and status != "misplaced":
+        lines.append(f"  note       {report['written_elsewhere']}, not as this path")
+    if status == "misplaced":
+        lines.append("  status     misplaced: " + "; ".join(report["reasons"]))
+    elif status == "current":
         lines.append(f"  status     current (code, config {report['config_file']} and inputs unchanged)")
     elif status == "stale":
         lines.append("  status     stale: " + "; ".join(report["reasons"]))
@@ -250,7 +287,7 @@ def add_parser(commands) -> None:
         "inspect", help="what a Parquet file of the workflow holds, where it came from, whether it is current",
         description="Show FILE's columns and their meanings, row count, first rows, whether its digests verify, "
                     "its provenance (rule, params, config keys, inputs, code) and whether it is current against "
-                    "today's code, config and inputs. Exit status 1 for a damaged or missing file.")
+                    "today's code, config and inputs. Exit status 1 for a damaged or missing file, or one written for another path.")
     command.add_argument("file", metavar="FILE", help="a Parquet file under results/ (or any Parquet file)")
     command.add_argument("--lineage", action="store_true", help="the tree of files FILE was made from, down to "
                                                                 "the benchmark's files")
@@ -264,16 +301,15 @@ def run(args: argparse.Namespace) -> int:
     """``cookproc inspect``; bad input or a damaged file: a message and exit status 1, no traceback."""
     try:
         if args.lineage:
-            if not Path(args.file).is_file():
-                raise InputError(args.file, "no such file")
+            require_file(args.file)
             tree = lineage(Path(args.file).resolve())
             sys.stdout.write(json.dumps(tree, indent=1, ensure_ascii=False) + "\n" if args.json
                              else render_lineage(tree))
             return EXIT_OK
         report = inspect_file(args.file, config_path=args.config, rows=args.rows)
-    except (InputError, OSError) as exc:
-        print(f"cookproc inspect: error: {exc}", file=sys.stderr)
+    except (ExpectedError, OSError) as exc:
+        print(f"cookproc inspect: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_DAMAGED
     sys.stdout.write(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n" if args.json
                      else render(report))
-    return EXIT_DAMAGED if report.get("status") == "damaged" else EXIT_OK
+    return EXIT_DAMAGED if report.get("status") in ("damaged", "misplaced") else EXIT_OK

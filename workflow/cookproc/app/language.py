@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from pathlib import Path
 from typing import Sequence
 
@@ -34,6 +35,36 @@ LANGUAGE_NAMES = {
     "sv": "Swedish", "th": "Thai", "tr": "Turkish", "uk": "Ukrainian", "ur": "Urdu", "vi": "Vietnamese",
     "zh": "Chinese", "zxx": "no language",
 }
+
+
+#: Common English words: function words, and the commonest words of cooking videos. Text whose
+#: language is left undecided (too short, or no language probable enough) still "looks English" when
+#: at least :data:`ENGLISH_MIN_SHARE` of its words are among them; otherwise it is warned about (or
+#: refused) as text in another language is. Romanised Hindi ("Ab pyaaz ko baarik kaat lijiye.")
+#: has none of them; "Stir." is one.
+ENGLISH_WORDS = frozenset("""
+a about after all also an and any are as at be because been before but by can could did do does
+don't down each even first for from get go going good got had has have he her here him his how i
+if i'm in into is it it's its just keep know let let's like little look make me more most my next
+no not now of off on once one only or other our out over put really right see she should so some
+that that's the their them then there these they this those through to too two until up us very
+want was we we're well were what when where which while who will with would you you're your
+add bake beat blend boil bowl bread bring butter chicken chop cheese combine cook cooking cover
+cream cup cups cut dice dough drain egg eggs fire flour fold fry garlic grate heat hot ingredients
+knife lemon low medium melt milk minced minute minutes mix mixture oil onion onions oven pan
+pepper peel place plate pot pour recipe remove rice rinse roll salt sauce season serve set side
+simmer slice spoon sprinkle stir sugar taste tablespoon teaspoon toss transfer water whisk
+""".split())
+#: The share of an undecided text's words that must be :data:`ENGLISH_WORDS` for it to look English.
+ENGLISH_MIN_SHARE = 0.25
+_LATIN_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+
+
+def english_share(text: str) -> tuple[float, int]:
+    """The share of ``text``'s words (of its first :data:`SAMPLE_CHARS` characters) that are
+    :data:`ENGLISH_WORDS`, and the number of words."""
+    words = [w.lower() for w in _LATIN_WORD.findall(text[:SAMPLE_CHARS])]
+    return (sum(w in ENGLISH_WORDS for w in words) / len(words) if words else 0.0), len(words)
 
 
 def language_name(code: str) -> str:
@@ -66,13 +97,31 @@ def check_language(path: str | Path, sentences: Sequence[str], *, expected: str 
     if action not in OTHER_LANGUAGE_ACTIONS:
         raise ValueError(f"other_language must be one of {OTHER_LANGUAGE_ACTIONS}, got {action!r}")
     if expected is None:
-        return {"expected": None, "detected": None, "confidence": None, "action": action}
-    code, confidence = identify(" ".join(sentences))
-    record = {"expected": expected, "detected": code, "confidence": round(confidence, 4), "action": action}
-    if code is None or code == expected:
+        return {"expected": None, "detected": None, "confidence": None, "action": action, "english_words": None}
+    text = " ".join(sentences)
+    code, confidence = identify(text)
+    record = {"expected": expected, "detected": code, "confidence": round(confidence, 4), "action": action,
+              "english_words": None}
+    if code == expected:
         return record
-    what = (f"the text looks like {language_name(code)} (probability {confidence:.2f}), not {language_name(expected)}: "
-            "the extractors and key-clip models were trained on English cooking transcripts")
+    if code is None:
+        # Undecided: no warning for text that looks like the expected English (a short "Stir."), the
+        # same warning as for a detected language for text that does not (romanised Hindi).
+        if expected != "en":
+            return record
+        share, n_words = english_share(text)
+        record["english_words"] = round(share, 4)
+        if not n_words or share >= ENGLISH_MIN_SHARE:
+            return record
+        why = "too little text" if confidence == 0.0 else f"no language more probable than {confidence:.2f}"
+        what = (f"the text's language could not be identified ({why}) and it does not "
+                f"look like English ({share:.0%} of its {n_words} words are common English words, under "
+                f"{ENGLISH_MIN_SHARE:.0%}): the extractors and key-clip models were trained on English cooking "
+                "transcripts")
+    else:
+        what = (f"the text looks like {language_name(code)} (probability {confidence:.2f}), not "
+                f"{language_name(expected)}: the extractors and key-clip models were trained on English cooking "
+                "transcripts")
     if action == "error":
         raise InputError(path, f"{what}; translate the subtitles, or set procedures.other_language to warn to extract anyway")
     record["warning"] = f"{path}: {what}, so expect few or no key clips (procedures.other_language: error refuses such files)"

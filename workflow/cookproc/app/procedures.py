@@ -48,6 +48,8 @@ class ProcedureSettings:
     long_sentences: str = "cut"
     language: str | None = "en"
     other_language: str = "warn"
+    longest_clip_s: float = 600.0
+    strict: bool = False
 
     @classmethod
     def from_config(cls, section: dict) -> "ProcedureSettings":
@@ -89,7 +91,8 @@ def procedure_documents(sources: Sequence[str | Path], settings: ProcedureSettin
                            video_end_s=video["duration_s"] if video else None,
                            drop_sound_tags=settings.drop_sound_tags, rolling_captions=settings.rolling_captions,
                            max_sentence_chars=settings.max_sentence_chars, long_sentences=settings.long_sentences,
-                           language=settings.language, other_language=settings.other_language)
+                           language=settings.language, other_language=settings.other_language,
+                           longest_clip_s=settings.longest_clip_s, strict=settings.strict)
             for source, video in zip(sources, videos)]
     words = read_cooking_lexicon(lexicon)
     extractor = extractor or load_extractor(settings, words)
@@ -101,7 +104,8 @@ def procedure_documents(sources: Sequence[str | Path], settings: ProcedureSettin
               "lexicon_size": len(words), "keyclip_model": settings.keyclip_model,
               "tuple_model": settings.tuple_model, "rolling_captions": settings.rolling_captions,
               "max_sentence_chars": settings.max_sentence_chars, "long_sentences": settings.long_sentences,
-              "language": settings.language, "other_language": settings.other_language}
+              "language": settings.language, "other_language": settings.other_language,
+              "longest_clip_s": settings.longest_clip_s, "strict": settings.strict}
     documents, done = [], 0
     for name, source, video, reading in zip(names, sources, videos, read):
         clips = reading.clips

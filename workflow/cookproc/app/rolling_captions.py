@@ -1,11 +1,14 @@
 """Rolling captions (each cue repeating the previous cue's last line, as YouTube's automatic captions
-do) are recognised per file (:func:`rolling_evidence`): when at least
-:data:`ROLLING_MIN_FRACTION` of the consecutive cue pairs (and at least :data:`ROLLING_MIN_PAIRS`)
-have the next cue start within :data:`ROLLING_MAX_GAP_S` of the previous one's end and begin with
-:data:`ROLLING_MIN_WORDS` or more words the previous cue ends with, the file is rolling and the
-repeats are removed (:func:`remove_rolling_repeats`), logged and recorded with the number of words
-removed; otherwise (``rolling_captions="auto"``) nothing is removed: an ordinary file keeps every
-word, repeated sentences included.
+and broadcast roll-up captions do) are recognised per file by a stated test (:func:`rolling_evidence`):
+a consecutive cue pair *rolls* when the next cue starts within :data:`ROLLING_MAX_GAP_S` of the
+previous one's end, begins with :data:`ROLLING_MIN_WORDS` or more words the previous cue ends with,
+and the two cues are not the same words (a cue repeated whole is a sentence said twice, or a
+duplicated cue: ordinary subtitles have those, rolling ones add words in every new cue). A file is
+rolling when at least :data:`ROLLING_MIN_PAIRS` pairs, and at least :data:`ROLLING_MIN_FRACTION` of
+all its consecutive pairs, roll. Only then (``rolling_captions="auto"``) are the repeats removed
+(:func:`remove_rolling_repeats`), and the removal is reported as a warning (stderr, the log, the
+document) with the words and cues it took; ``strict`` refuses the file instead. An ordinary file
+keeps every word, repeated sentences included.
 """
 from __future__ import annotations
 
@@ -88,23 +91,25 @@ class RollingEvidence:
 
 
 def rolling_evidence(cues: Sequence[Cue]) -> RollingEvidence:
-    """Count the consecutive cue pairs (time order, cues with text) whose next cue starts within
-    :data:`ROLLING_MAX_GAP_S` of the previous cue's end and begins with at least
-    :data:`ROLLING_MIN_WORDS` words the previous cue ends with: rolling captions repeat in nearly
-    every pair, an ordinary file in the odd one (a sentence said twice)."""
+    """Count the consecutive cue pairs (time order, cues with text) that roll (module doc): the next
+    cue starts within :data:`ROLLING_MAX_GAP_S` of the previous cue's end, begins with at least
+    :data:`ROLLING_MIN_WORDS` words the previous cue ends with, and is not the previous cue's words
+    again. Rolling captions roll in nearly every pair; an ordinary file in the odd one, and a
+    sentence said twice (two cues of the same words) never counts."""
     pairs = repeating = 0
-    prev_norm, prev_end = None, None
+    prev_norm, prev_all, prev_end = None, None, None
     for cue in cues:
         words = text_words(cue.text)
         norm = [_norm(w) for w in words] if len(words) <= 2 * _MAX_OVERLAP_WORDS else \
             [_norm(w) for w in words[:_MAX_OVERLAP_WORDS] + words[-_MAX_OVERLAP_WORDS:]]
+        every = (len(words), norm)
         if prev_norm is not None:
             pairs += 1
             longest = min(len(norm), len(prev_norm))
-            if (longest >= ROLLING_MIN_WORDS and cue.start_s <= prev_end + ROLLING_MAX_GAP_S
+            if (longest >= ROLLING_MIN_WORDS and cue.start_s <= prev_end + ROLLING_MAX_GAP_S and every != prev_all
                     and _overlap(prev_norm, norm[:_MAX_OVERLAP_WORDS], longest) >= ROLLING_MIN_WORDS):
                 repeating += 1
-        prev_norm = norm[-_MAX_OVERLAP_WORDS:]
+        prev_norm, prev_all = norm[-_MAX_OVERLAP_WORDS:], every
         prev_end = cue.end_s if cue.end_s is not None else cue.start_s
     return RollingEvidence(pairs, repeating)
 
@@ -119,10 +124,20 @@ class RollingCaptions:
     evidence: RollingEvidence
     applied: bool
     words_removed: int
+    cues_changed: int = 0  # cues that lost words
+    cues_dropped: int = 0  # of them, those left without a word
 
     def record(self) -> dict:
         return {"mode": self.mode, "cue_pairs": self.evidence.cue_pairs,
                 "repeating_pairs": self.evidence.repeating_pairs, "fraction": round(self.evidence.fraction, 4),
-                "applied": self.applied, "words_removed": self.words_removed}
+                "applied": self.applied, "words_removed": self.words_removed, "cues_changed": self.cues_changed,
+                "cues_dropped": self.cues_dropped}
+
+    def message(self, path) -> str:
+        """The warning that reports a removal, with its counts."""
+        why = (f"rolling captions ({self.evidence.repeating_pairs} of {self.evidence.cue_pairs} cue pairs repeat "
+               "the previous cue's last words)" if self.mode == "auto" else "procedures.rolling_captions: remove")
+        return (f"{path}: {why}: removed {self.words_removed} repeated words from {self.cues_changed} cues "
+                f"({self.cues_dropped} of them left empty and dropped)")
 
 

@@ -18,12 +18,16 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from cookproc.app.clips import Clip, limit_sentence_length, resolve_segmentation, segment_cues
+from cookproc.app.clips import (Clip, check_clip_spans, check_cue_order, limit_sentence_length, resolve_segmentation,
+                                segment_cues)
 from cookproc.app.cues import SubtitleError, read_subtitle_cues, read_transcript
 
 log = logging.getLogger(__name__)
 
 SUBTITLE_EXTENSIONS = ("vtt", "srt", "txt")
+#: The longest a clip may span (procedures.longest_clip_s): 10 minutes. A cue that would make one
+#: longer is refused naming its line: a typo in the hours, or a pause no cooking video has.
+LONGEST_CLIP_S = 600.0
 
 
 @dataclass
@@ -40,10 +44,15 @@ class SubtitleReading:
 def read_subtitles(path: str | Path, *, segmentation: str = "auto", max_clip_s: float = 15.0,
                    video_end_s: float | None = None, drop_sound_tags: bool = True, rolling_captions: str = "auto",
                    max_sentence_chars: int = 2000, long_sentences: str = "cut", language: str | None = "en",
-                   other_language: str = "warn") -> SubtitleReading:
-    """Clips of a subtitle (``.srt``, ``.vtt``) or transcript (``.txt``) file, checked (module doc)."""
+                   other_language: str = "warn", longest_clip_s: float = LONGEST_CLIP_S,
+                   strict: bool = False) -> SubtitleReading:
+    """Clips of a subtitle (``.srt``, ``.vtt``) or transcript (``.txt``) file, checked (module doc).
+    ``strict``: every check that would warn refuses the file instead (rolling-caption repeats,
+    cues out of order, long sentences, another language)."""
     from cookproc.app.language import check_language
 
+    if strict:
+        long_sentences, other_language = "error", "error"
     path = Path(path)
     suffix = path.suffix.lower().lstrip(".")
     if suffix not in SUBTITLE_EXTENSIONS:
@@ -56,20 +65,20 @@ def read_subtitles(path: str | Path, *, segmentation: str = "auto", max_clip_s: 
     else:
         cues = read_subtitle_cues(path, drop_sound_tags=drop_sound_tags)
     segmentation = resolve_segmentation(cues, segmentation)
+    order_warnings, out_of_order = check_cue_order(cues, path, strict=strict)
     clips, rolling = segment_cues(cues, segmentation=segmentation, max_clip_s=max_clip_s, video_end_s=video_end_s,
-                                  path=path, rolling_captions=rolling_captions)
+                                  path=path, rolling_captions=rolling_captions, strict=strict)
+    check_clip_spans(clips, cues, path, longest_s=longest_clip_s, video_end_s=video_end_s)
     cue_of_line = {c.line: k for k, c in enumerate(cues, 1)} if suffix != "txt" else None
     clips, warnings = limit_sentence_length(clips, path, max_chars=max_sentence_chars, action=long_sentences,
                                             cue_of_line=cue_of_line)
     n_cut = len(warnings)
-    if rolling.applied:
-        warnings.insert(0, f"{path}: rolling captions ({rolling.evidence.repeating_pairs} of "
-                           f"{rolling.evidence.cue_pairs} cue pairs repeat the previous cue's last words): "
-                           f"removed {rolling.words_removed} repeated words")
+    warnings[:0] = order_warnings + ([rolling.message(path)] if rolling.words_removed else [])
     found = check_language(path, [c.sentence for c in clips], expected=language, action=other_language)
     if found.get("warning"):
         warnings.append(found["warning"])
     checks = {"rolling_captions": rolling.record(),
+              "cue_order": {"out_of_order": out_of_order, "longest_clip_s": longest_clip_s, "strict": strict},
               "long_sentences": {"max_sentence_chars": max_sentence_chars, "action": long_sentences,
                                  "cut": n_cut},
               "language": {k: v for k, v in found.items() if k != "warning"},

@@ -24,6 +24,8 @@ from urllib.request import url2pathname
 
 import yaml
 
+from cookproc.core.errors import ExpectedError
+
 #: The workflow's schemas, beside the package (workflow/schemas/); callers may pass another folder's.
 SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "schemas"
 #: The top-level config schema; the stages' sections live in schemas/config/.
@@ -47,7 +49,7 @@ RENAMED_KEYS = {
 }
 
 
-class ConfigError(ValueError):
+class ConfigError(ExpectedError):
     """A config file or value that is not a valid workflow config: the message names the key, and
     the file and line when they are known; ``keys`` is the key's path (empty: the file as a whole)."""
 

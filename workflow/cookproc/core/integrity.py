@@ -174,6 +174,11 @@ class Damage(Exception):
     """A file cannot be read back as it was written (the message says why)."""
 
 
+class Misplaced(Damage):
+    """An intact workflow file that its job wrote for another path (the message says which and by
+    which rule): a file swapped or copied into place is never read as this path's."""
+
+
 def _stored_record(metadata: Mapping[bytes, bytes] | None) -> dict | None:
     if not metadata or DIGESTS_KEY not in metadata:
         return None

@@ -12,26 +12,40 @@ import traceback
 from typing import Callable, Iterable, Iterator, TypeVar
 
 from cookproc.core import provenance
+from cookproc.core.errors import ExpectedError, one_line
 
 # The nltk_data folder cookproc.data.wordnet reads WordNet from. In a job it is the rule's `wordnet`
 # input (rules/resources.smk), or empty when the rule declares none, so that WordNet is never
 # read from an environment's own install (the .venv's nltk_data, say) that a conda job lacks.
 NLTK_DATA_ENV = "COOKPROC_NLTK_DATA"
+#: The exit status of a job stopped by an expected error (its message, no traceback).
+EXIT_EXPECTED_ERROR = 1
 
 
 @contextlib.contextmanager
 def script_logging(smk):
-    """Send stderr and ``logging`` to ``smk.log[0]``; log the traceback of a failure, then re-raise.
-    Also points cookproc.data.wordnet at the rule's ``wordnet`` input (none: WordNet raises), and sets
-    the job's provenance, which every Parquet file it writes carries (cookproc.core.provenance)."""
+    """Send stderr and ``logging`` to ``smk.log[0]``; on a failure, end the job.
+
+    An expected error (:class:`cookproc.core.errors.ExpectedError`: bad input, a damaged or misplaced
+    intermediate, an unwritable output, a bad config) is its message, on one line, in the log and on
+    the job's stderr (Snakemake's output), and the script exits with status 1: no traceback, since the
+    message names the file and what to do. Any other exception is a bug: its traceback goes to the
+    log and it is re-raised. Also points cookproc.data.wordnet at the rule's ``wordnet`` input
+    (none: WordNet raises), and sets the job's provenance, which every Parquet file it writes
+    carries (cookproc.core.provenance)."""
     previous = os.environ.get(NLTK_DATA_ENV)
     os.environ[NLTK_DATA_ENV] = str(smk.input.wordnet) if "wordnet" in smk.input.keys() else ""
+    failure = None
     try:
         with _logging_to(smk.log[0] if len(smk.log) else None) as handle:
             try:
                 # Every Parquet file the job writes carries its provenance (the start time goes to the log).
                 provenance.start_job(smk)
                 yield logging.getLogger(f"cookproc.{smk.rule}" if handle else "cookproc")
+            except ExpectedError as exc:
+                failure = f"rule {smk.rule}: error: {one_line(exc)}"
+                if handle:
+                    print(failure, file=handle)
             except BaseException:
                 if handle:
                     traceback.print_exc(file=handle)
@@ -44,6 +58,10 @@ def script_logging(smk):
             os.environ.pop(NLTK_DATA_ENV, None)
         else:
             os.environ[NLTK_DATA_ENV] = previous
+    if failure is not None:
+        # stderr is the job's own again here: Snakemake shows it with the failed job.
+        print(failure, file=sys.stderr)
+        raise SystemExit(EXIT_EXPECTED_ERROR)
 
 
 @contextlib.contextmanager

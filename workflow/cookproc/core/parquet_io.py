@@ -10,6 +10,7 @@ never silently different data.
 """
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from contextlib import contextmanager
@@ -20,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cookproc.core import integrity, provenance
-from cookproc.core.errors import InputError, IntermediateError
+from cookproc.core.errors import InputError, IntermediateError, OutputError
 from cookproc.core.schemas import SchemaError, conform
 
 
@@ -48,7 +49,7 @@ def write_parquet(table: pa.Table, path: str | os.PathLike, schema: pa.Schema, *
     table = conform(table, schema, what=str(path))
     if sort_keys:
         table = sort_by_key(table, sort_keys)
-    entries = provenance.metadata_entry()
+    entries = provenance.metadata_entry(path)
     table = table.replace_schema_metadata({**integrity.digest_metadata(table, entries), **entries})
     with atomic_output(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", write_statistics=True,
@@ -67,10 +68,13 @@ def _check_magic(path: str | os.PathLike) -> None:
             raise integrity.Damage("no Parquet magic number at its start")
 
 
-def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None, require_digests: bool) -> pa.Table:
+def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None, require_digests: bool,
+                  check_place: bool | None = None) -> pa.Table:
     """Read with page-checksum verification and check the column digests when the file has them
-    (``require_digests``: a file without them is damage). Raises integrity.Damage for damage,
-    InputError for a column the (intact) file does not have."""
+    (``require_digests``: a file without them is damage). ``check_place`` (default: as
+    ``require_digests``): the file must be the one its job wrote for ``path`` (its provenance's
+    outputs), else integrity.Misplaced. Raises integrity.Damage for damage, InputError for a column
+    the (intact) file does not have."""
     try:
         _check_magic(path)
         with pq.ParquetFile(path, page_checksum_verification=True) as handle:
@@ -79,6 +83,14 @@ def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None, requir
             integrity.verify_entries(handle.metadata.metadata)
             if digests is None and require_digests:
                 raise integrity.Damage("it carries no column digests, so this workflow did not write it as it is")
+            if require_digests if check_place is None else check_place:
+                try:
+                    record = provenance.stored_provenance(handle.metadata.metadata)
+                except provenance.ProvenanceError as exc:
+                    raise integrity.Damage(str(exc)) from None
+                elsewhere = provenance.written_elsewhere(record, path)
+                if elsewhere is not None:
+                    raise integrity.Misplaced(elsewhere)
             if digests is not None and sorted(digests) != sorted(names):
                 raise integrity.Damage(f"its columns {sorted(names)} are not those it was written with "
                                        f"{sorted(digests)}")
@@ -111,13 +123,18 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
     it and saying how to rebuild it; a workflow output (a file under ``results/``) is first moved
     aside to ``<file>.damaged``, so that the next ``snakemake`` run finds it missing and rebuilds it.
     A workflow output must carry the digests, and must have the ``columns`` asked for: a file
-    without them (swapped in, or of another schema) is damage too. Elsewhere a file without digests
+    without them (swapped in, or of another schema) is damage too; and it must be the file its
+    job wrote for this path (its provenance's outputs): one written for another output (copied or
+    swapped into place) is refused and moved aside alike (``IntermediateError`` "not the file its
+    rule wrote for this path", naming where and by which rule it was written). Elsewhere a file without digests
     gets the page checksums only, and a column it lacks raises ``InputError``.
     ``user_file``: a file the user placed deliberately (a user system): digests are checked when
     present but never required, and it is never moved aside, wherever it lies."""
     output = not user_file and integrity.is_workflow_output(path)
     try:
         return _read_checked(path, columns, require_digests=output)
+    except integrity.Misplaced as exc:
+        _raise_damaged(path, str(exc), what=MISPLACED)
     except integrity.Damage as exc:
         _raise_damaged(path, str(exc), move=not user_file)
     except InputError as exc:
@@ -148,19 +165,33 @@ def wrong_columns(path: str | os.PathLike, message: str) -> NoReturn:
     raise InputError(path, message)
 
 
-def _raise_damaged(path: str | os.PathLike, reason: str, *, move: bool = True) -> NoReturn:
-    """Raise IntermediateError for a damaged file, moving a workflow output aside first (not a
-    user's file: ``move`` False)."""
+#: How an intact file written for another path is described (IntermediateError's ``what``).
+MISPLACED = "not the file its rule wrote for this path"
+
+
+def _raise_damaged(path: str | os.PathLike, reason: str, *, move: bool = True, what: str = "damaged") -> NoReturn:
+    """Raise IntermediateError for a damaged (or misplaced: ``what``) file, moving a workflow output
+    aside first (not a user's file: ``move`` False), so that the next run rebuilds it."""
     if not move:
-        raise IntermediateError(path, reason, "it is your file, so no rule rebuilds it: replace it with an intact copy")
+        raise IntermediateError(path, reason, "it is your file, so no rule rebuilds it: replace it with an intact copy",
+                                what=what)
     if not integrity.is_workflow_output(path):
         raise IntermediateError(path, reason, "it is not under results/, so no rule rebuilds it: "
-                                              "replace it with an intact copy")
+                                              "replace it with an intact copy", what=what)
     moved_to = integrity.move_aside(path)
     if moved_to is None:
-        raise IntermediateError(path, reason, f"rebuild it with `snakemake --forcerun {os.path.relpath(path)}`")
+        raise IntermediateError(path, reason, f"rebuild it with `snakemake --forcerun {os.path.relpath(path)}`",
+                                what=what)
     raise IntermediateError(path, reason, f"moved it aside to {moved_to}; run `snakemake` again to rebuild it",
-                            moved_to=moved_to)
+                            moved_to=moved_to, what=what)
+
+
+def copy_parquet(source: str | os.PathLike, target: str | os.PathLike) -> None:
+    """Copy a Parquet file by reading it verified and writing it again, so that the copy carries the
+    provenance of the job making it (for the path it lies at): a byte copy would carry its source's,
+    and a reader refuses a file written for another path."""
+    table = read_table(source)
+    write_parquet(table, target, table.schema)
 
 
 def read_parquet(path: str | os.PathLike, schema: pa.Schema, *, user_file: bool = False) -> pa.Table:
@@ -175,16 +206,47 @@ def read_parquet(path: str | os.PathLike, schema: pa.Schema, *, user_file: bool 
         _raise_damaged(path, f"not the schema this workflow reads: {str(exc).removeprefix(f'{path}: ')}")
 
 
+#: Errors of writing a file that are about the place, not the data: named with the output's path.
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO,
+                 errno.ENOENT, errno.ENOTDIR}
+
+
+def output_problem(path: str | os.PathLike, exc: OSError) -> OutputError:
+    """An OSError met writing ``path`` (through a temporary file beside it) as an error naming
+    ``path`` and its folder, never the temporary file, with what to do."""
+    folder = os.path.dirname(os.path.abspath(path))
+    why = {errno.ENOSPC: f"no space left on the disk holding {folder}: free some space and run again",
+           errno.EDQUOT: f"over the disk quota of {folder}: free some space and run again",
+           errno.EFBIG: "too large for the file system",
+           errno.EROFS: f"{folder} is on a read-only file system: write somewhere else",
+           errno.EACCES: f"no permission to create files in {folder}: write somewhere else",
+           errno.EPERM: f"no permission to create files in {folder}: write somewhere else",
+           errno.ENOENT: f"the folder {folder} does not exist (or was removed meanwhile)",
+           errno.ENOTDIR: f"{folder} is not a folder"}.get(exc.errno, exc.strerror or str(exc))
+    return OutputError(path, f"cannot write it: {why} [{errno.errorcode.get(exc.errno, exc.errno)}]")
+
+
 @contextmanager
 def atomic_output(path: str | os.PathLike) -> Iterator[str]:
     """A temporary path beside ``path`` to write to; it replaces ``path`` when the block ends
-    normally and is removed otherwise, so a failed job never leaves a half-written file."""
+    normally and is removed otherwise, so a failed job never leaves a half-written file. A write
+    that fails for want of space or permission raises ``OutputError`` naming ``path``."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _readable_temp(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _readable_temp(path)
+    except OSError as exc:
+        raise output_problem(path, exc) from None
     try:
         yield tmp
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        # The temporary file's own trouble (a full disk mid-write) is the output's; another file's
+        # error (an input the block was reading) stays as it is.
+        if exc.filename in (None, tmp, str(path)) and exc.errno in _WRITE_ERRNOS:
+            raise output_problem(path, exc) from None
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

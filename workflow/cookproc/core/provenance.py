@@ -5,7 +5,10 @@ the job's ``snakemake`` object (duck-typed: this library never imports snakemake
 ``cookproc.core.parquet_io.write_parquet`` then writes carries, under the key-value entry
 ``cookproc.provenance``, one compact JSON object:
 
-- ``rule``, ``wildcards``, ``script`` (repository-relative) and ``code``, the rule's code
+- ``rule``, ``wildcards``, ``outputs`` (the job's declared outputs, relative to the working
+  directory: a file is the one its rule wrote for a path when the path is one of them, or inside
+  one that is a folder; :func:`written_elsewhere`) and ``written_as`` (the path it was written at,
+  when that is one of them or inside one), ``script`` (repository-relative) and ``code``, the rule's code
   fingerprint (its ``code`` param, :mod:`cookproc.core.fingerprint`), with ``code_files``, the
   SHA-256 (16 hex digits) of the script and of each cookproc module the job loaded, so that a
   stale file can name the changed module;
@@ -188,6 +191,7 @@ def start_job(smk) -> None:
     _job = {
         "rule": getattr(smk, "rule", None),
         "wildcards": plain(dict(wildcards.items())) if wildcards is not None and hasattr(wildcards, "items") else {},
+        "outputs": [relative_path(p) for p in getattr(smk, "output", [])],
         "code": code,
         "params": params_json,
         "params_hash": sha256_text(compact(params_json)),
@@ -201,6 +205,36 @@ def start_job(smk) -> None:
     logging.getLogger("cookproc.provenance").info(
         "job of rule %s started at %s (the time is kept here, not in the outputs: see cookproc.core.provenance)",
         _job["rule"], datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+
+def relative_path(path: str | os.PathLike, root: str | os.PathLike | None = None) -> str:
+    """``path`` relative to ``root`` (default: the working directory), normalised, symbolic links
+    not followed: how provenance names a job's outputs and how a reader names what it reads."""
+    return Path(os.path.relpath(os.path.abspath(path), os.path.abspath(root or os.curdir))).as_posix()
+
+
+def written_elsewhere(record: Mapping | None, path: str | os.PathLike,
+                      root: str | os.PathLike | None = None) -> str | None:
+    """Why the file at ``path`` (relative to ``root``, default the working directory) is not the
+    one its job wrote for that path, or None when it is: a file a job wrote must lie at one of the
+    job's ``outputs``, or inside one of them (a model folder). A file written outside a job (no
+    rule) says nothing either way (None). The answer, e.g. "written as
+    results/keyclips/a.parquet by rule srl_systems_noheur {}", names where and by which job."""
+    if not record or not record.get("rule"):
+        return None
+    outputs = record.get("outputs")
+    wildcards = record.get("wildcards") or {}
+    job = f"rule {record['rule']}" + (f" {compact(wildcards)}" if wildcards else "")
+    if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
+        return f"written by {job} of an older version of this workflow, whose provenance does not say which path " \
+               "it was written for"
+    if _within(relative_path(path, root), outputs):
+        return None
+    if _job is not None and all(record.get(key) == _job[key] for key in ("rule", "wildcards", "outputs")):
+        return None  # the running job reading back what it wrote (a folder built beside its output)
+    written_as = record.get("written_as")
+    where = written_as if isinstance(written_as, str) else " or ".join(outputs) or "(no declared output)"
+    return f"written as {where} by {job}"
 
 
 def end_job() -> None:
@@ -271,9 +305,20 @@ def current() -> dict[str, Any]:
             "software": _software()}
 
 
-def metadata_entry() -> dict[bytes, bytes]:
-    """The key-value metadata entry ``write_parquet`` adds."""
-    return {PROVENANCE_KEY: compact(current()).encode("utf-8")}
+def _within(path: str, outputs: list[str]) -> bool:
+    return any(path == output or path.startswith(output.rstrip("/") + "/") for output in outputs)
+
+
+def metadata_entry(path: str | os.PathLike | None = None) -> dict[bytes, bytes]:
+    """The key-value metadata entry ``write_parquet`` adds for a file written at ``path``: in a job,
+    ``written_as`` is that path when it is (or lies in) one of the job's outputs, so a message can
+    name the very file; None for a file built in a temporary folder (whose random name would make
+    the bytes differ from run to run)."""
+    record = current()
+    if record.get("rule") is not None:
+        here = None if path is None else relative_path(path)
+        record["written_as"] = here if here is not None and _within(here, record["outputs"]) else None
+    return {PROVENANCE_KEY: compact(record).encode("utf-8")}
 
 
 class ProvenanceError(ValueError):

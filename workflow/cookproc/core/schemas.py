@@ -11,6 +11,8 @@ from typing import Iterable, Mapping, Sequence
 
 import pyarrow as pa
 
+from cookproc.core.errors import ExpectedError
+
 STRING_LIST = pa.list_(pa.string())
 
 #: Roles of the gold argument columns, in the order upstream concatenates them.
@@ -146,7 +148,7 @@ CLIP_SCORES = pa.schema(
 CLIP_KEY = ("video_id", "clip_idx")
 
 
-class SchemaError(ValueError):
+class SchemaError(ExpectedError):
     """A table does not match the schema it claims."""
 
 

@@ -161,13 +161,17 @@ class UserSystems:
         """Every file found for system ``name`` of ``kind`` (one when all is well)."""
         return list(self.candidates.get((kind, name), []))
 
-    def message(self) -> str:
-        """The one message listing every problem, or "" when there is none."""
+    def message(self, *, one_line: bool = False) -> str:
+        """The one message listing every problem (a line each, or ``one_line``: on one line), or ""
+        when there is none."""
         if not self.problems:
             return ""
-        return (f"{self.folder}: {len(self.problems)} problem(s) with user systems (each must be one file "
+        head = (f"{self.folder}: {len(self.problems)} problem(s) with user systems (each must be one file "
                 f"<name>.keyclips.jsonl|parquet or <name>.tuples.jsonl|parquet, <name> matching {USER_NAME}); "
-                "these are left out of the tables until fixed:\n" + "\n".join(f"  - {p}" for p in self.problems))
+                "these are left out of the tables until fixed:")
+        if one_line:
+            return f"{head} " + "; ".join(self.problems)
+        return head + "\n" + "\n".join(f"  - {p}" for p in self.problems)
 
 
 def scan_user_systems(folder: str | os.PathLike) -> UserSystems:
@@ -211,6 +215,25 @@ def user_system_file(files: Iterable[str], kind: str, name: str, folder: str | o
                              f"{', '.join(os.path.basename(f) for f in files)}; keep one")
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object's pairs as a dict, refusing a key given twice (json keeps the last silently)."""
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen[key] = value
+    return seen
+
+
+def _where(path: Path, number: int) -> dict:
+    """``line=`` for a JSONL file, ``row=`` (1-based) for a Parquet file: what a message names."""
+    return {"row": number} if path.suffix.lower() == ".parquet" else {"line": number}
+
+
 def _read_records(path: Path) -> list[tuple[int, dict]]:
     """(line or row number, record) from a JSONL or Parquet file."""
     if path.suffix.lower() == ".jsonl":
@@ -220,9 +243,12 @@ def _read_records(path: Path) -> list[tuple[int, dict]]:
                 if not line.strip():
                     continue
                 try:
-                    record = json.loads(line)
+                    record = json.loads(line, object_pairs_hook=_unique_keys)
                 except json.JSONDecodeError as exc:
                     raise InputError(path, f"invalid JSON: {exc.msg}", line=line_no) from None
+                except _DuplicateKey as exc:
+                    raise InputError(path, f"the key {shown(exc.args[0])} appears twice in one object (JSON keeps "
+                                           "only the last): give it once", line=line_no) from None
                 if not isinstance(record, dict):
                     raise InputError(path, "expected one JSON object per line", line=line_no)
                 records.append((line_no, record))
@@ -244,19 +270,21 @@ def _user_records(path: Path, clips: pa.Table, required: set[str], optional: set
     known = set(clip_keys(clips))
     seen: dict[tuple[str, int], int] = {}
     for line, record in _read_records(path):
+        where = _where(path, line)
         fields = set(record)
         if not required <= fields or fields - required - optional:
             raise InputError(path, f"expected fields {sorted(required)} (optional {sorted(optional)}), "
-                                   f"got {shown(sorted(fields))}", line=line)
+                                   f"got {shown(sorted(fields))}", **where)
         video_id, clip_idx = record["video_id"], record["clip_idx"]
         if not isinstance(video_id, str) or isinstance(clip_idx, bool) or not isinstance(clip_idx, int):
             raise InputError(path, f"expected video_id string and clip_idx integer, got {shown(video_id)}, "
-                                   f"{shown(clip_idx)}", line=line)
+                                   f"{shown(clip_idx)}", **where)
         key = (video_id, clip_idx)
         if key not in known:
-            raise InputError(path, f"clip {cut(f'{video_id}#{clip_idx}')} is not in the benchmark", line=line)
+            raise InputError(path, f"clip {cut(f'{video_id}#{clip_idx}')} is not in the benchmark", **where)
         if key in seen:
-            raise InputError(path, f"clip {video_id}#{clip_idx} appears twice (first on line {seen[key]})", line=line)
+            raise InputError(path, f"clip {video_id}#{clip_idx} appears twice (first on {next(iter(where))} "
+                                   f"{seen[key]})", **where)
         seen[key] = line
         yield line, record
     _check_coverage(path, seen, clips)
@@ -273,15 +301,28 @@ def _finite_number(value) -> bool:
 
 
 def read_user_keyclips(path: str | Path, clips: pa.Table, system: str) -> pa.Table:
+    """A user's key-clip system. Its scores are all or nothing: a score that is NaN or infinite, or
+    missing (null, or absent in JSONL) while other clips have one, is an error naming its line or
+    row (a system with some scores missing would silently be scored as decisions only)."""
     path = Path(path)
     rows = []
+    first_scored = first_unscored = None
     for line, record in _user_records(path, clips, KEYCLIP_FIELDS, KEYCLIP_OPTIONAL):
         flag = record["is_key"]
         if isinstance(flag, float) or flag not in (0, 1):
-            raise InputError(path, f"is_key must be true/false or 0/1, got {shown(flag)}", line=line)
+            raise InputError(path, f"is_key must be true/false or 0/1, got {shown(flag)}", **_where(path, line))
         score = record.get("score")
         if score is not None and not _finite_number(score):
-            raise InputError(path, f"score must be a finite number, got {shown(score)}", line=line)
+            raise InputError(path, f"score must be a finite number, got {shown(score)}", **_where(path, line))
+        if score is None:
+            first_unscored = first_unscored or line
+        else:
+            first_scored = first_scored or line
+        if first_scored and first_unscored:
+            unit = next(iter(_where(path, line)))
+            raise InputError(path, f"this clip has no score (null, NaN written as null, or absent) but the clip on "
+                                   f"{unit} {first_scored} has one: give every clip a finite score, or none",
+                             **_where(path, first_unscored))
         rows.append({"system": system, "video_id": record["video_id"], "clip_idx": record["clip_idx"],
                      "is_key": bool(flag), "score": None if score is None else float(score), "fold": None})
     return to_table(rows, KEYCLIPS, what=str(path))
@@ -291,7 +332,7 @@ def read_user_tuples(path: str | Path, clips: pa.Table, system: str) -> pa.Table
     path = Path(path)
     rows = []
     for line, record in _user_records(path, clips, TUPLE_FIELDS, set()):
-        where = f"line {line}"
+        where = f"{next(iter(_where(path, line)))} {line}"
         rows.append({"system": system, "video_id": record["video_id"], "clip_idx": record["clip_idx"],
                      "verbs": _string_list(path, record["verbs"], where + " verbs"),
                      "args": _string_list(path, record["args"], where + " args")})

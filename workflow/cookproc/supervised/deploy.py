@@ -40,7 +40,7 @@ import pyarrow as pa
 
 from cookproc.core.errors import InputError
 from cookproc.core.formatting import format_number, markdown_table
-from cookproc.core.parquet_io import read_table, write_parquet
+from cookproc.core.parquet_io import copy_parquet, read_table, write_parquet
 from cookproc.learn.deployed_model import DeployedModel, ModelFormat
 from cookproc.learn.deployed_model import model_card as card
 from cookproc.learn.sentence_vectors import clip_text_features
@@ -101,9 +101,10 @@ def save_extractor(out_dir: str | os.PathLike, training: pa.Table, srl: str | os
     ``meta``: model.json's content; ``card``: MODEL_CARD.md's text from the final model.json."""
     with ARTIFACT.saving(out_dir, meta, card) as (tmp, meta):
         write_parquet(training, tmp / "training.parquet", TRAINING)
-        shutil.copyfile(srl, tmp / "srl.parquet")
+        # Written again, not byte-copied: a file inside the folder must carry this job's provenance.
+        copy_parquet(srl, tmp / "srl.parquet")
         if vectors is not None:
-            shutil.copyfile(vectors, tmp / VECTORS)
+            copy_parquet(vectors, tmp / VECTORS)
         if tagger is not None:
             shutil.copyfile(tagger, tmp / TAGGER)
         model = TupleExtractor(tmp, meta, _training_frame(tmp / "training.parquet"), read_srl(tmp / "srl.parquet"),
