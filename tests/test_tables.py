@@ -6,7 +6,7 @@ import pytest
 
 from cookproc.core.schemas import KEYCLIPS, TUPLES
 from cookproc.evaluation.tables import (BINARY_ONLY, NO_SCORES, NO_SEED, block_label, predicted_counting_constants, seeds_label,
-                             seeds_of, table4, table4_wide, table5, table5_wide, threshold_free_scores, threshold_rule_summary)
+                             table4, table4_wide, table5, table5_wide, threshold_free_scores, threshold_rule_summary)
 
 GOLD = [True, False, True, False, False, True]
 
@@ -96,18 +96,3 @@ def test_the_papers_counting_is_the_oracle_f1_times_one_constant():
     assert block_label("-", "oracle", "one seed (3)") == "-"
 
 
-def test_seeds_of_names_how_each_systems_rows_were_obtained():
-    config = {"keyclips": {"neural": {"seeds": [0, 1, 2]}}, "srl": {"tagger": {"seed": 13}},
-              "supervised": {"keyclips": {"encoder": {"seed": 5}}, "tuples": {"seed": 7}}}
-    runs = ["neural-text"]
-    assert seeds_of("neural-text", "keyclips", config, runs) == "mean over seeds 0, 1, 2"
-    # A neural selector not scored over its seeds, and any system's tuples, get no seed average.
-    assert seeds_of("neural-full", "keyclips", config, runs) == NO_SEED
-    assert seeds_of("supervised", "keyclips", config, runs) == "one seed (5)"
-    assert seeds_of("supervised", "tuples", config, runs) == "one seed (7)"
-    assert seeds_of("supervised-text", "keyclips", config, runs) == "one seed (7)"
-    assert seeds_of("srl-ewt-tagger", "tuples", config, runs) == "one seed (13)"
-    assert seeds_of("kiddon", "tuples", config, runs) == "deterministic fit"
-    assert seeds_of("upstream-neural", "keyclips", config, runs) == "upstream's predictions"
-    assert seeds_of("user-mine", "tuples", config, runs) == "user's predictions"
-    assert seeds_of("oracle", "keyclips", config, runs) == NO_SEED

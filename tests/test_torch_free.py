@@ -62,6 +62,7 @@ TORCH_FREE = (
     "cookproc.core.logs",
     "cookproc.core.parquet_io",
     "cookproc.core.provenance",
+    "cookproc.core.registry",
     "cookproc.core.schemas",
     # What they import from the rest of the library.
     "cookproc",

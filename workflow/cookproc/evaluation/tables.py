@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import io
-import re
 from collections import Counter
 from typing import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 
+from cookproc.core import registry
 from cookproc.scoring.metrics import FIELDS, MODES, score_keyclips, score_table5_cells
 from cookproc.scoring.similarity import SimilarityCache
 from cookproc.core.formatting import format_number
@@ -69,24 +69,21 @@ def seeds_label(seeds: Sequence[int]) -> str:
     return "mean over seeds " + ", ".join(str(s) for s in seeds)
 
 
-def seeds_of(system: str, kind: str, config: Mapping, seed_run_systems: Sequence[str]) -> str:
-    """The ``seeds`` label of a key-clip (``kind`` "keyclips") or tuple system in Tables 4/5, from
-    the workflow's ``config``; ``seed_run_systems``: the neural selectors scored over every seed."""
-    if kind == "keyclips" and system in seed_run_systems:
-        return seeds_label(config["keyclips"]["neural"]["seeds"])
-    if system == "supervised" and kind == "keyclips":
-        return seeds_label([config["supervised"]["keyclips"]["encoder"]["seed"]])
-    if system in ("supervised", "supervised-text"):
-        return seeds_label([config["supervised"]["tuples"]["seed"]])
-    if re.fullmatch(r"srl-.*-tagger", system):
-        return seeds_label([config["srl"]["tagger"]["seed"]])
-    if system == "tfidf-lr" or system.startswith("kiddon"):
-        return "deterministic fit"
-    if system.startswith("upstream-"):
+def seeds_of(system: str, kind: str, config: Mapping, *, file: bool = False) -> str:
+    """The ``seeds`` label of a key-clip (``kind`` "keyclips") or tuple system in Tables 4/5, from its
+    entry in the system registry (:mod:`cookproc.core.registry`) and the workflow's ``config``: the
+    row of a system scored over its seeds is the mean over them; ``file``: the label of the system's
+    one file (results/<kind>/<name>.parquet, e.g. as Table 5's predicted key clips), which for such a
+    system is its first seed's run."""
+    entry = registry.lookup(kind, system)
+    seeds = entry.seed_list(config)
+    if seeds is not None:
+        return seeds_label(seeds[:1] if file else seeds)
+    if entry.origin == registry.UPSTREAM:
         return "upstream's predictions"
-    if system.startswith("user-"):
+    if entry.origin == registry.USER:
         return "user's predictions"
-    return NO_SEED
+    return "deterministic fit" if entry.deterministic else NO_SEED
 
 
 def block_label(system_label: str, keyclips: str, keyclips_label: str | None) -> str:
