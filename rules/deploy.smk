@@ -8,7 +8,8 @@ rule deploy_keyclip_selector:
     input:
         clips=CLIPS,
         folds="results/keyclips/folds.parquet",
-        # The same configuration's cross-validated run (Table 4's neural-text): the card's scores.
+        # The same configuration's cross-validated run with the same seed (neural-text's first seed;
+        # Table 4's row is the mean over every seed): the card's scores.
         crossval="results/keyclips/neural-text.parquet",
     output:
         model=directory(DEPLOYED_SELECTOR),
