@@ -158,7 +158,7 @@ def tuple_systems():
 
 
 # The scored systems' entries in the system registry (cookproc.core.registry: kind, origin, producing
-# rule, seeds, threshold rule, folds), by kind and name, and those of Table 5's predicted key clips; a
+# rule, seeds, threshold rule), by kind and name, and those of Table 5's predicted key clips; a
 # name it does not know stops the run here.
 try:
     SYSTEMS = registry.configured({"keyclips": keyclip_systems(), "tuples": tuple_systems()})

@@ -41,7 +41,7 @@ check_resamples(
 
 
 rule table4:
-    "Score every key-clip system (Table 4: Acc/P/R/F1, mean ± sd over seeds, threshold rule, AUC-ROC, AP)."
+    "Score every key-clip system (Table 4: Acc/P/R/F1, mean ± sd of seeds, threshold rule, AUC, AP pooled, per fold)."
     input:
         clips=CLIPS,
         systems=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),

@@ -15,7 +15,6 @@ results/tuples/<name>.parquet, Table 5) and a name; one name can be a system of 
 - ``threshold``: the config key of the rule that turned its scores into key decisions (None: it
   ships decisions only); ``selection_info``: the file(s) where nested selection recorded each fold's
   choice of that rule (``{seed}`` for each seed run);
-- ``crossval``: scored out of fold under the shared folds (results/keyclips/folds.parquet);
 - ``srl_backend``: the SRL parses its tuples come from (the SRL systems); ``lexicon``: the cooking
   lexicon it reads when the same rule runs it with either (``upstream`` or ``rebuilt``).
 
@@ -58,7 +57,6 @@ class System:
     seed_run_rule: str | None = None
     threshold: str | None = None
     selection_info: str | None = None
-    crossval: bool = False
     srl_backend: str | None = None
     lexicon: str | None = None
 
@@ -99,7 +97,7 @@ def _entries() -> list[System]:
     neural = [System(f"neural-{variant}", KEYCLIPS, OURS, "keyclips_neural", seeds="keyclips.neural.seeds",
                      seed_runs=f"results/keyclips/seeds/neural-{variant}.seed{{seed}}.parquet",
                      seed_run_rule=f"keyclips_neural_{variant}", threshold="keyclips.neural.threshold_metric",
-                     selection_info=f"results/keyclips/seeds/neural-{variant}.seed{{seed}}.json", crossval=True)
+                     selection_info=f"results/keyclips/seeds/neural-{variant}.seed{{seed}}.json")
               for variant in ("text", "visual", "full")]
     srl = [System(f"srl-{heuristics}-{backend}", kind, OURS, f"srl_systems_{heuristics}",
                   seeds="srl.tagger.seed" if backend == TAGGER else None, srl_backend=backend)
@@ -109,8 +107,7 @@ def _entries() -> list[System]:
     video = [System(f"{name}-{source}-{variant}", TUPLES, OURS, f"video_tuples_{variant}")
              for name in ("visual", "fusion-naive", "fusion-oracle") for source in ("upstream", "tsm")
              for variant in ("paper", "corrected")]
-    supervised_text = [System("supervised-text", TUPLES, OURS, "supervised_tuples_text", seeds="supervised.tuples.seed",
-                              crossval=True)]
+    supervised_text = [System("supervised-text", TUPLES, OURS, "supervised_tuples_text", seeds="supervised.tuples.seed")]
     return [
         System("upstream-neural", KEYCLIPS, UPSTREAM, "import_upstream_neural"),
         *(System("upstream-srl-heur", kind, UPSTREAM, "import_upstream_srl") for kind in KINDS),
@@ -119,11 +116,10 @@ def _entries() -> list[System]:
           for name, kind in (("kiddon", KEYCLIPS), ("kiddon", TUPLES), ("kiddon-first-frame", TUPLES))),
         *neural,
         System("tfidf-lr", KEYCLIPS, OURS, "keyclips_tfidf", deterministic=True,
-               threshold="keyclips.neural.threshold_metric", crossval=True),
+               threshold="keyclips.neural.threshold_metric"),
         System("supervised", KEYCLIPS, OURS, "supervised_keyclips", seeds="supervised.keyclips.encoder.seed",
-               threshold="supervised.keyclips.threshold_metric", selection_info="results/supervised/keyclips.json",
-               crossval=True),
-        System("supervised", TUPLES, OURS, "supervised_tuples", seeds="supervised.tuples.seed", crossval=True),
+               threshold="supervised.keyclips.threshold_metric", selection_info="results/supervised/keyclips.json"),
+        System("supervised", TUPLES, OURS, "supervised_tuples", seeds="supervised.tuples.seed"),
         *supervised_text,
         *video,
     ]

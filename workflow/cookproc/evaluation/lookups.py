@@ -10,7 +10,7 @@ A lookup gives the value and its default number of decimals; how a number is wri
 - ``table2 field=verbs|arguments column=``: a Table 2 cell (dataset statistics; a count has no
   decimals, a float 1);
 - ``table4 system= [metric=f1]``: a Table 4 cell (any column: ``f1_sd``, ``seeds``...; AUC-ROC and
-  AP to 3 decimals);
+  AP, pooled out of fold or their ``*_fold_mean``, to 3 decimals);
 - ``table5 row=SYSTEM[@KEYCLIPS] cell=FIELD:MODE [counting=] [value=f1]``: a Table 5 cell (counting
   ``oracle`` for oracle key clips, else ``predicted`` unless given);
 - ``seeds system= [metric=f1] [stat=mean|sd]``: a neural selector's mean or sd over seeds (one
@@ -28,8 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-#: Table 4's threshold-free columns: fractions over the out-of-fold scores, not percentages.
-THRESHOLD_FREE = ("auc_roc", "average_precision")
+from cookproc.evaluation.threshold_free import TABLE4_FOLD_MEANS, TABLE4_POOLED
+
+#: Table 4's threshold-free columns: fractions over the out-of-fold scores (pooled, and the mean over
+#: folds of each fold's own), not percentages.
+THRESHOLD_FREE = TABLE4_POOLED + TABLE4_FOLD_MEANS
 #: The mode of each field that a tuple extractor's card states.
 CARD_MODES = {"verbs": "exact", "arguments": "partial"}
 #: Units of a run time (seconds) and of max RSS (Snakemake's MB): GB as the docs write it, 10,463 MB = 10.5 GB.
