@@ -186,6 +186,9 @@ FIXTURE_DOC = """# A doc with every kind of block
 <!-- numbers:seeds systems=neural-text,neural-full -->
 <!-- /numbers -->
 
+<!-- numbers:seed-runs systems=neural-text -->
+<!-- /numbers -->
+
 <!-- numbers:intervals rows=upstream-neural,supervised-text@oracle/oracle/verbs/exact -->
 <!-- /numbers -->
 
@@ -227,7 +230,7 @@ def test_the_fixture_run_renders_every_block_and_the_check_names_a_changed_numbe
     # A mean over the fixture's two seeds, with the sd of each score.
     assert (f"| `neural-text` | {neural['accuracy']:.1f} ± {neural['accuracy_sd']:.1f} | "
             f"{neural['precision']:.1f} ± {neural['precision_sd']:.1f} |") in text
-    assert text.count(f"*Numbers from run {head[:7]}") == 10
+    assert text.count(f"*Numbers from run {head[:7]}") == 11
     # Threshold-free scores and the threshold objective next to the seeds label.
     assert (f"| `neural-text` | {neural['f1']:.1f} ± {neural['f1_sd']:.1f} | {neural['seeds']} | "
             f"{neural['threshold_objective']} | "
@@ -244,6 +247,10 @@ def test_the_fixture_run_renders_every_block_and_the_check_names_a_changed_numbe
     assert {"seed0", "seed1", "mean", "std"} <= set(seeds)
     assert (f"-->{float(seeds['mean']['f1']):.2f}<!-- /n --> ± <!-- n:seeds system=neural-text stat=sd -->"
             f"{float(seeds['std']['f1']):.2f}<!-- /n -->;") in text
+    # And each seed's run, as the seed summary holds it.
+    for seed in ("0", "1"):
+        run = seeds[f"seed{seed}"]
+        assert f"| `neural-text` | {seed} | {run['accuracy']} | {run['precision']} | {run['recall']} | {run['f1']} |" in text
     # The predicted-counting constant, measured from Table 5's rows, equals the one rule table5 wrote.
     [constant] = [r for r in _csv(numbers_run / "results/table5_predicted_counting.csv")
                   if r["keyclips"] == "upstream-neural" and r["field"] == "verbs"]

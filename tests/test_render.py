@@ -186,6 +186,24 @@ def test_a_single_seed_gives_its_score_and_no_spread():
     assert render.render_text(text, numbers) == text.replace("-->0<", "-->66.30<", 1).replace("-->0<", "-->–<")
 
 
+def test_each_seeds_run_is_a_row_and_a_value():
+    numbers = toy_numbers()
+    block = render.render_text("<!-- numbers:seed-runs systems=neural-text metrics=accuracy,f1 -->\n<!-- /numbers -->\n",
+                               numbers, "doc.md")
+    # The runs behind the mean ± sd, not the mean and std rows themselves.
+    assert "| system | seed | Acc | F1 |\n|---|---|---|---|\n| `neural-text` | 0 | 83.30 | 66.20 |\n" \
+           "| `neural-text` | 1 | 83.40 | 66.30 |\n<!-- /numbers -->" in block
+    assert render.check_text(block, numbers, "doc.md") == []
+    assert render.check_text(block.replace("66.30", "66.31"), numbers, "doc.md")
+    numbers["seeds"] = [{**r, "run": r["run"].replace(" ", "")} for r in numbers["seeds"]]  # as seed_summary.csv
+    value = "<!-- n:seeds system=neural-text run=seed1 metric=accuracy -->0<!-- /n -->"
+    assert render.render_text(value, numbers) == value.replace("-->0<", "-->83.40<")
+    with pytest.raises(render.BlockError, match="run= or stat=, not both"):
+        render.render_text(value.replace("run=", "stat=sd run="), numbers)
+    with pytest.raises(render.BlockError, match="no run of 'neural-full'"):
+        render.render_text("<!-- numbers:seed-runs systems=neural-full -->\n<!-- /numbers -->\n", numbers, "doc.md")
+
+
 def test_an_unknown_key_is_an_error_naming_the_marker():
     numbers = toy_numbers()
     with pytest.raises(render.BlockError, match=r"doc.md, line 4, value <!-- n:table4 system=nope -->: table4: 0 rows"):

@@ -120,6 +120,23 @@ def _seeds(numbers, attrs):
     return markdown_table(["system", "seeds", *(HEADERS.get(m, m) + " (mean ± sd)" for m in metrics)], rows)
 
 
+def _seed_runs(numbers, attrs):
+    """Each seed's run of the systems scored over their seeds (results/keyclips/seed_summary.csv), a
+    row per seed: the runs behind the mean ± sd of their Table 4 rows and of a ``seeds`` block."""
+    metrics, digits = list_attr(attrs, "metrics", "accuracy,precision,recall,f1"), _digits(attrs, 2)
+    rows = [[f"`{s}`", str(run["run"]).removeprefix("seed").strip(),
+             *(_cell(numbers, "seeds", digits, system=s, run=run["run"], metric=m) for m in metrics)]
+            for s in list_attr(attrs, "systems") for run in _runs_of(numbers, s)]
+    return markdown_table(["system", "seed", *(HEADERS.get(m, m) for m in metrics)], rows)
+
+
+def _runs_of(numbers, system):
+    runs = seed_runs(numbers, system)
+    if not runs:
+        raise BlockError(f"seeds: no run of {system!r} in the numbers file")
+    return runs
+
+
 def _intervals(numbers, attrs):
     """Bootstrap intervals: rows ``system`` (Table 4) or ``system@keyclips/counting/field/mode`` (Table 5),
     each with the run it was computed from (a seed, or the mean over seeds)."""
@@ -208,6 +225,7 @@ KINDS = {"table2": BlockKind(_table2, ("fields", "columns", "digits")),
          "table4": BlockKind(_table4, ("systems", "metrics", "digits")),
          "table5": BlockKind(_table5, ("rows", "keyclips", "countings", "cells", "values", "digits")),
          "seeds": BlockKind(_seeds, ("systems", "metrics", "digits")),
+         "seed-runs": BlockKind(_seed_runs, ("systems", "metrics", "digits")),
          "intervals": BlockKind(_intervals, ("rows", "metric", "digits")),
          "models": BlockKind(_models, ("models", "digits")), "run-times": BlockKind(_run_times, ("jobs",)),
          "significance": BlockKind(_significance, ("tables", "digits")), "stamp": BlockKind(None, ())}
