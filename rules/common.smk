@@ -176,6 +176,17 @@ TAGGER_IN_TABLES = any(
 # paper's way from the captions (rule lexicon_rebuild, rules/srl.smk).
 LEXICONS = {"upstream": upstream(config["srl"]["upstream_lexicon"]), "rebuilt": "results/lexicon/rebuilt.lst"}
 
+# The text-only supervised extractors, written by supervised_tuples_text (rules/supervised.smk) with
+# the lexicon the system registry names: supervised-text on upstream's (the deployed one) and
+# supervised-text-rebuiltlex on the rebuilt one. The wildcard is what follows "supervised-text".
+SUPERVISED_TEXT = {entry.name: entry for entry in registry.made_by("supervised_tuples_text")}
+SUPERVISED_TEXT_SUFFIX = "|".join(re.escape(name.removeprefix("supervised-text")) for name in SUPERVISED_TEXT)
+
+
+def supervised_text_lexicon(wildcards):
+    """Input function: the lexicon of supervised-text<suffix>, as the system registry names it."""
+    return LEXICONS[SUPERVISED_TEXT[f"supervised-text{wildcards.suffix}"].lexicon]
+
 
 def user_keyclips_files(wildcards):
     return user_system_files("keyclips", wildcards.user)

@@ -59,7 +59,7 @@ rule deploy_tuple_extractor:
         clips=CLIPS,
         folds="results/keyclips/folds.parquet",
         srl=rules.supervised_tuples_text.input.srl,
-        lexicon=rules.supervised_tuples_text.input.lexicon,
+        lexicon=LEXICONS[SUPERVISED_TEXT["supervised-text"].lexicon],
         # The same configuration's cross-validated run (Table 5's supervised-text): the card's scores.
         crossval="results/tuples/supervised-text.parquet",
         # Its library reaches WordNet (verb lemmas, when the extractor runs): the job's resources say so.

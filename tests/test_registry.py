@@ -93,3 +93,13 @@ def test_seeds_of_names_how_each_systems_rows_were_obtained():
     assert seeds_of("visual-upstream-paper", "tuples", config) == NO_SEED
     with pytest.raises(registry.UnknownSystem):
         seeds_of("supervised-text", "keyclips", config)
+
+
+def test_one_rule_writes_the_text_only_extractor_on_either_lexicon():
+    made = registry.made_by("supervised_tuples_text")
+    assert [(e.name, e.lexicon, e.seeds) for e in made] == [("supervised-text", "upstream", "supervised.tuples.seed"),
+                                                            ("supervised-text-rebuiltlex", "rebuilt",
+                                                             "supervised.tuples.seed")]
+    # Both in Table 5 by default, beside each other.
+    systems = validate_config({})["tables"]["tuple_systems"]
+    assert systems.index("supervised-text-rebuiltlex") == systems.index("supervised-text") + 1

@@ -223,6 +223,7 @@ def test_each_system_file_was_written_by_the_rule_the_registry_names(whole_dag):
     # Every kind of origin and of seeds is among them: upstream's imports, seed runs, one-seed fits.
     rules = set(writers.values())
     assert {"import_upstream_neural", "keyclips_neural", "keyclips_neural_text", "supervised_tuples_text"} <= rules
+    assert writers["results/tuples/supervised-text-rebuiltlex.parquet"] == "supervised_tuples_text"
     assert len(config["keyclips"]["neural"]["seeds"]) > 1 and len(writers) > len(systems["keyclips"]) + len(
         systems["tuples"])
 

@@ -18,10 +18,10 @@ results/tuples/<name>.parquet, Table 5) and a name; one name can be a system of 
 - ``srl_backend``: the SRL parses its tuples come from (the SRL systems); ``lexicon``: the cooking
   lexicon it reads when the same rule runs it with either (``upstream`` or ``rebuilt``).
 
-Readers: rules/common.smk (the configured systems' entries, which systems need the SRL tagger,
-the lexicons), rules/evaluate.smk (seed runs, threshold rules, selection records),
-rules/numbers.smk (whether any system has seed runs), rules/supervised.smk (the lexicon of each
-text-only extractor) and :func:`cookproc.evaluation.tables.seeds_of` (each row's ``seeds`` label).
+Readers: rules/common.smk (the configured systems' entries, which systems need the SRL tagger, the
+lexicon of each text-only supervised extractor), rules/evaluate.smk (seed runs, threshold rules,
+selection records), rules/numbers.smk (whether any system has seed runs) and
+:func:`cookproc.evaluation.tables.seeds_of` (each row's ``seeds`` label).
 A new system gets its entry here, and its name under ``tables:`` in config.yaml.
 """
 from __future__ import annotations
@@ -107,7 +107,11 @@ def _entries() -> list[System]:
     video = [System(f"{name}-{source}-{variant}", TUPLES, OURS, f"video_tuples_{variant}")
              for name in ("visual", "fusion-naive", "fusion-oracle") for source in ("upstream", "tsm")
              for variant in ("paper", "corrected")]
-    supervised_text = [System("supervised-text", TUPLES, OURS, "supervised_tuples_text", seeds="supervised.tuples.seed")]
+    # The text-only supervised extractor, one rule for each cooking lexicon it can read: upstream's (the
+    # deployed one) and the rebuilt one.
+    supervised_text = [System(f"supervised-text{suffix}", TUPLES, OURS, "supervised_tuples_text",
+                              seeds="supervised.tuples.seed", lexicon=lexicon)
+                       for lexicon, suffix in (("upstream", ""), ("rebuilt", "-rebuiltlex"))]
     return [
         System("upstream-neural", KEYCLIPS, UPSTREAM, "import_upstream_neural"),
         *(System("upstream-srl-heur", kind, UPSTREAM, "import_upstream_srl") for kind in KINDS),
@@ -157,6 +161,11 @@ def lookup(kind: str, name: str) -> System:
             f"{USER_PREFIX}<name> for a file of the user-systems folder")
     entry = found[0]
     return System(name, **{k: v for k, v in vars(entry).items() if k != "name"}) if entry.origin == USER else entry
+
+
+def made_by(rule: str) -> list[System]:
+    """The systems a rule writes, in the registry's order."""
+    return [entry for entry in REGISTRY.values() if entry.rule == rule]
 
 
 def configured(names: Mapping[str, Iterable[str]]) -> dict[str, dict[str, System]]:
