@@ -28,6 +28,7 @@ from cookproc.core.config_schema import (
 )  # noqa: E402 (needs the path above)
 from snakemake.exceptions import WorkflowError  # noqa: E402
 from cookproc.core.deps import STORE as WORKFLOW_STORE  # noqa: E402
+from cookproc.core import registry  # noqa: E402
 from cookproc.app.corpus import METADATA_FILE, PARTITION_FILE, corpus_files, shard_files  # noqa: E402
 from cookproc.app.subtitles import SUBTITLE_EXTENSIONS  # noqa: E402
 from cookproc.data.upstream import FILES as UPSTREAM_FILES, FOLDERS as UPSTREAM_FOLDERS  # noqa: E402
@@ -156,11 +157,35 @@ def tuple_systems():
     return list(config["tables"]["tuple_systems"]) + [f"user-{n}" for n in user_systems("tuples")]
 
 
-# Systems on the trained SRL tagger (srl-heur-tagger, ...) among the configured ones: then the
+# The scored systems' entries in the system registry (cookproc.core.registry: kind, origin, producing
+# rule, seeds, threshold rule), by kind and name, and those of Table 5's predicted key clips; a
+# name it does not know stops the run here.
+try:
+    SYSTEMS = registry.configured({"keyclips": keyclip_systems(), "tuples": tuple_systems()})
+    PREDICTED_KEYCLIPS = registry.configured({"keyclips": config["tables"]["predicted_keyclips"]})["keyclips"]
+except registry.UnknownSystem as error:
+    raise WorkflowError(f"config.yaml, tables: {error}") from None
+
+# Systems on the trained SRL tagger's parses (srl-heur-tagger, ...) among the configured ones: then the
 # default target also builds the tagger's agreement with upstream's SRL and its EWT training data report.
 TAGGER_IN_TABLES = any(
-    name.startswith("srl-") and name.endswith("-tagger") for name in keyclip_systems() + tuple_systems()
+    entry.srl_backend == registry.TAGGER for kind in registry.KINDS for entry in SYSTEMS[kind].values()
 )
+
+# The cooking lexicons a system can read (registry.LEXICONS): upstream's list, and the one rebuilt the
+# paper's way from the captions (rule lexicon_rebuild, rules/srl.smk).
+LEXICONS = {"upstream": upstream(config["srl"]["upstream_lexicon"]), "rebuilt": "results/lexicon/rebuilt.lst"}
+
+# The text-only supervised extractors, written by supervised_tuples_text (rules/supervised.smk) with
+# the lexicon the system registry names: supervised-text on upstream's (the deployed one) and
+# supervised-text-rebuiltlex on the rebuilt one. The wildcard is what follows "supervised-text".
+SUPERVISED_TEXT = {entry.name: entry for entry in registry.made_by("supervised_tuples_text")}
+SUPERVISED_TEXT_SUFFIX = "|".join(re.escape(name.removeprefix("supervised-text")) for name in SUPERVISED_TEXT)
+
+
+def supervised_text_lexicon(wildcards):
+    """Input function: the lexicon of supervised-text<suffix>, as the system registry names it."""
+    return LEXICONS[SUPERVISED_TEXT[f"supervised-text{wildcards.suffix}"].lexicon]
 
 
 def user_keyclips_files(wildcards):

@@ -8,7 +8,8 @@ rule deploy_keyclip_selector:
     input:
         clips=CLIPS,
         folds="results/keyclips/folds.parquet",
-        # The same configuration's cross-validated run (Table 4's neural-text): the card's scores.
+        # The same configuration's cross-validated run with the same seed (neural-text's first seed;
+        # Table 4's row is the mean over every seed): the card's scores.
         crossval="results/keyclips/neural-text.parquet",
     output:
         model=directory(DEPLOYED_SELECTOR),
@@ -58,7 +59,7 @@ rule deploy_tuple_extractor:
         clips=CLIPS,
         folds="results/keyclips/folds.parquet",
         srl=rules.supervised_tuples_text.input.srl,
-        lexicon=rules.supervised_tuples_text.input.lexicon,
+        lexicon=LEXICONS[SUPERVISED_TEXT["supervised-text"].lexicon],
         # The same configuration's cross-validated run (Table 5's supervised-text): the card's scores.
         crossval="results/tuples/supervised-text.parquet",
         # Its library reaches WordNet (verb lemmas, when the extractor runs): the job's resources say so.

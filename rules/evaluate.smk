@@ -1,43 +1,28 @@
 # Scoring: Table 4 (key clips) and Table 5 (tuples), tidy and laid out like the paper.
-import re
-
 from cookproc.evaluation.significance import check_resamples, declared_family
-from cookproc.evaluation.tables import seeds_label, seeds_of
+from cookproc.evaluation.tables import seeds_of
 
-# The runs behind each learned system's rows. The neural selectors: every configured seed (Table 4
-# shows mean ± sd; intervals and significance use the mean of the per-seed metrics); the other
-# learned systems are trained with one seed, or are deterministic fits.
-EVAL_NEURAL_SEEDS = config["keyclips"]["neural"]["seeds"]
-SEED_RUN_SYSTEMS = [f"neural-{v}" for v in ("text", "visual", "full") if f"neural-{v}" in keyclip_systems()]
+# The runs behind each learned system's rows, as the system registry (SYSTEMS, rules/common.smk) gives
+# them. A system scored over its seeds (the neural selectors): every configured seed (Table 4 shows
+# mean ± sd; intervals and significance use the mean of the per-seed metrics); the other learned
+# systems are trained with one seed, or are deterministic fits.
 SEED_RUN_FILES = {
-    system: [f"results/keyclips/seeds/{system}.seed{s}.parquet" for s in EVAL_NEURAL_SEEDS]
-    for system in SEED_RUN_SYSTEMS
+    system: entry.seed_run_files(config) for system, entry in SYSTEMS["keyclips"].items() if entry.seed_runs
 }
-KEYCLIP_SEEDS = {system: seeds_of(system, "keyclips", config, SEED_RUN_SYSTEMS) for system in keyclip_systems()}
-TUPLE_SEEDS = {system: seeds_of(system, "tuples", config, SEED_RUN_SYSTEMS) for system in tuple_systems()}
-# Table 5's predicted key clips are one file per source: a neural selector's is its first seed's.
-PREDICTED_KEYCLIP_SEEDS = {
-    system: (
-        seeds_label(EVAL_NEURAL_SEEDS[:1])
-        if re.fullmatch(r"neural-(text|visual|full)", system)
-        else seeds_of(system, "keyclips", config, SEED_RUN_SYSTEMS)
-    )
-    for system in config["tables"]["predicted_keyclips"]
-}
+SEED_RUN_SYSTEMS = list(SEED_RUN_FILES)
+KEYCLIP_SEEDS = {system: seeds_of(system, "keyclips", config) for system in keyclip_systems()}
+TUPLE_SEEDS = {system: seeds_of(system, "tuples", config) for system in tuple_systems()}
+# Table 5's predicted key clips are one file per source: a system scored over its seeds gives its first seed's.
+PREDICTED_KEYCLIP_SEEDS = {system: seeds_of(system, "keyclips", config, file=True) for system in PREDICTED_KEYCLIPS}
 
 # The rule that turned each scored system's scores into key decisions: the configured one, or, for
-# nested selection, each fold's choice read from the run's info file.
+# nested selection, each fold's choice read from the run's info file(s).
 THRESHOLD_RULES = {
-    "tfidf-lr": config["keyclips"]["neural"]["threshold_metric"],
-    **{system: config["keyclips"]["neural"]["threshold_metric"] for system in SEED_RUN_SYSTEMS},
-    "supervised": config["supervised"]["keyclips"]["threshold_metric"],
+    system: registry.setting(config, entry.threshold)
+    for system, entry in SYSTEMS["keyclips"].items()
+    if entry.threshold
 }
-THRESHOLD_RULES = {system: rule for system, rule in THRESHOLD_RULES.items() if system in keyclip_systems()}
-RUN_INFOS = [
-    (system, path.replace(".parquet", ".json")) for system in SEED_RUN_SYSTEMS for path in SEED_RUN_FILES[system]
-]
-if "supervised" in keyclip_systems():
-    RUN_INFOS.append(("supervised", "results/supervised/keyclips.json"))
+RUN_INFOS = [(system, path) for system, entry in SYSTEMS["keyclips"].items() for path in entry.selection_infos(config)]
 
 # The family of significance tests, declared in config (tables.significance); the number of
 # resamples must let Holm's adjustment reach the level for it (checked before any job runs).
@@ -56,7 +41,7 @@ check_resamples(
 
 
 rule table4:
-    "Score every key-clip system (Table 4: Acc/P/R/F1, mean ± sd over seeds, threshold rule, AUC-ROC, AP)."
+    "Score every key-clip system (Table 4: Acc/P/R/F1, mean ± sd of seeds, threshold rule, AUC, AP pooled, per fold)."
     input:
         clips=CLIPS,
         systems=expand("results/keyclips/{system}.parquet", system=keyclip_systems()),

@@ -206,9 +206,10 @@ use rule keyclips_neural_full as keyclips_neural_text with:
         variant="text",
 
 
-# The system of Tables 4/5 is the run with the first configured seed; the others feed the spread.
+# The system's one file is the run with the first configured seed (Table 5's predicted key clips, the
+# report, the deployed selector's card); Table 4's row is the mean over every seed's run.
 rule keyclips_neural:
-    "The neural selector's first seed as the system of Table 4."
+    "The neural selector's first seed's run as the system's file."
     input:
         keyclips=f"results/keyclips/seeds/neural-{{variant}}.seed{KC_NEURAL['seeds'][0]}.parquet",
     output:

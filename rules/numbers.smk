@@ -3,8 +3,9 @@
 # README.md docs/*.md` renders the docs' result tables from it or checks them (cookproc.evaluation.render).
 
 NUMBERS = config["numbers"]
-# The neural selectors' seeds, when they are in Table 4 and the config asks for them (trains every seed).
-NUMBERS_SEEDS = NUMBERS["seeds"] and any(name.startswith("neural-") for name in keyclip_systems())
+# The seeds of the systems scored over their seeds (the neural selectors; the system registry), when
+# one is in Table 4 and the config asks for them (trains every seed).
+NUMBERS_SEEDS = NUMBERS["seeds"] and any(entry.seed_runs for entry in SYSTEMS["keyclips"].values())
 
 
 rule numbers:

@@ -6,7 +6,7 @@
 SRL = config["srl"]
 # A GPU is asked for only when the tagger is configured to use one.
 SRL_GPUS = gpus_for(SRL["device"])
-SRL_LEXICON = upstream(SRL["upstream_lexicon"]) if SRL["lexicon"] == "upstream" else "results/lexicon/rebuilt.lst"
+SRL_LEXICON = LEXICONS[SRL["lexicon"]]
 
 
 wildcard_constraints:
@@ -188,7 +188,7 @@ rule srl_systems_heurlex:
     input:
         parses="results/srl/{srl_backend}.parquet",
         clips=CLIPS,
-        lexicon="results/lexicon/rebuilt.lst",
+        lexicon=LEXICONS["rebuilt"],
         wordnet=config["resources"]["nltk_data"],
     output:
         keyclips="results/keyclips/srl-heurlex-{srl_backend}.parquet",

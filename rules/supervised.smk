@@ -3,7 +3,7 @@
 
 SUP = config["supervised"]
 SUP_SRL = f"results/srl/{SUP['srl_backend']}.parquet"
-SUP_LEXICON = upstream(config["srl"]["upstream_lexicon"])
+SUP_LEXICON = LEXICONS["upstream"]
 # Sentence vectors of the key-clip classifier: the per-fold fine-tuned ones of the first neural
 # seed (rule keyclips_finetune) or the frozen ones.
 if SUP["keyclips"]["finetuned_vectors"] and rules.keyclips_finetune.params.finetune["layers"] < 1:
@@ -115,25 +115,29 @@ rule supervised_tuples:
 
 
 # The same extractor from text alone (no TSM candidates): the one a transcript without its video
-# can use. Table 5's row `supervised-text`.
+# can use. Table 5's rows `supervised-text` (upstream's lexicon) and `supervised-text-rebuiltlex`
+# (the lexicon rebuilt from the captions: the ablation of upstream's list, whose origin cannot be
+# checked); SUPERVISED_TEXT in rules/common.smk.
 use rule supervised_tuples as supervised_tuples_text with:
     input:
         **SUP_TUPLE_SENTENCES,
         clips=CLIPS,
         folds="results/keyclips/folds.parquet",
         srl=SUP_SRL,
-        lexicon=SUP_LEXICON,
+        lexicon=supervised_text_lexicon,
         wordnet=config["resources"]["nltk_data"],
     output:
-        tuples="results/tuples/supervised-text.parquet",
-        info="results/supervised/tuples-text.json",
+        tuples="results/tuples/supervised-text{suffix}.parquet",
+        info="results/supervised/tuples-text{suffix}.json",
     log:
-        "logs/supervised/supervised_tuples_text.log",
+        "logs/supervised/supervised_tuples_text{suffix}.log",
     benchmark:
-        "benchmarks/supervised/tuples-text.tsv"
+        "benchmarks/supervised/tuples-text{suffix}.tsv"
+    wildcard_constraints:
+        suffix=SUPERVISED_TEXT_SUFFIX,
     params:
         code=code_fingerprint("supervised_tuples"),
-        system="supervised-text",
+        system="supervised-text{suffix}",
         model=SUP["tuples"],
 
 

@@ -186,6 +186,9 @@ FIXTURE_DOC = """# A doc with every kind of block
 <!-- numbers:seeds systems=neural-text,neural-full -->
 <!-- /numbers -->
 
+<!-- numbers:seed-runs systems=neural-text -->
+<!-- /numbers -->
+
 <!-- numbers:intervals rows=upstream-neural,supervised-text@oracle/oracle/verbs/exact -->
 <!-- /numbers -->
 
@@ -224,10 +227,13 @@ def test_the_fixture_run_renders_every_block_and_the_check_names_a_changed_numbe
     assert subprocess.run([*cmd[:3], "render", str(doc), *cmd[3:]], capture_output=True, text=True).returncode == 0
     text = doc.read_text(encoding="utf-8")
     neural = next(r for r in numbers["table4"] if r["system"] == "neural-text")
-    assert f"| `neural-text` | {neural['accuracy']:.1f} | {neural['precision']:.1f} |" in text
-    assert text.count(f"*Numbers from run {head[:7]}") == 10
+    # A mean over the fixture's two seeds, with the sd of each score.
+    assert (f"| `neural-text` | {neural['accuracy']:.1f} ± {neural['accuracy_sd']:.1f} | "
+            f"{neural['precision']:.1f} ± {neural['precision_sd']:.1f} |") in text
+    assert text.count(f"*Numbers from run {head[:7]}") == 11
     # Threshold-free scores and the threshold objective next to the seeds label.
-    assert (f"| `neural-text` | {neural['f1']:.1f} | {neural['seeds']} | {neural['threshold_objective']} | "
+    assert (f"| `neural-text` | {neural['f1']:.1f} ± {neural['f1_sd']:.1f} | {neural['seeds']} | "
+            f"{neural['threshold_objective']} | "
             f"{neural['auc_roc']:.3f} | {neural['average_precision']:.3f} |") in text
     # The declared family, every comparison once, none with p = 0.
     family = text[text.index("<!-- numbers:significance"):]
@@ -235,8 +241,16 @@ def test_the_fixture_run_renders_every_block_and_the_check_names_a_changed_numbe
     assert family.count("\n| Table ") == len(numbers["significance"]) > 0
     assert "| 0.0000 |" not in family and "`upstream-" in family
     assert f"F1 <!-- n:table4 system=neural-text -->{neural['f1']:.1f}<!-- /n -->," in text
-    # One seed in the fixture: its score, and no spread.
-    assert f"-->{neural['f1']:.2f}<!-- /n --> ± <!-- n:seeds system=neural-text stat=sd -->–<!-- /n -->;" in text
+    # Two seeds in the fixture: their mean and sample sd (results/keyclips/seed_summary.csv).
+    seeds = {r["run"]: r for r in _csv(numbers_run / "results/keyclips/seed_summary.csv")
+             if r["system"] == "neural-text"}
+    assert {"seed0", "seed1", "mean", "std"} <= set(seeds)
+    assert (f"-->{float(seeds['mean']['f1']):.2f}<!-- /n --> ± <!-- n:seeds system=neural-text stat=sd -->"
+            f"{float(seeds['std']['f1']):.2f}<!-- /n -->;") in text
+    # And each seed's run, as the seed summary holds it.
+    for seed in ("0", "1"):
+        run = seeds[f"seed{seed}"]
+        assert f"| `neural-text` | {seed} | {run['accuracy']} | {run['precision']} | {run['recall']} | {run['f1']} |" in text
     # The predicted-counting constant, measured from Table 5's rows, equals the one rule table5 wrote.
     [constant] = [r for r in _csv(numbers_run / "results/table5_predicted_counting.csv")
                   if r["keyclips"] == "upstream-neural" and r["field"] == "verbs"]
@@ -246,10 +260,11 @@ def test_the_fixture_run_renders_every_block_and_the_check_names_a_changed_numbe
     check = subprocess.run([*cmd[:3], "check", str(doc), *cmd[3:]], capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
 
-    # One number of the models block changed by hand: the check fails and names it.
+    # One number of the models block (the card: seed 0's run) changed by hand: the check fails and names it.
     models = text.index("<!-- numbers:models")
-    f1 = f"F1 {neural['f1']:.1f}"
-    wrong = f"F1 {neural['f1'] + 0.1:.1f}"
+    card_f1 = numbers["models"]["keyclips-neural-text"]["crossval"]["runs"][0]["f1"]
+    f1 = f"F1 {card_f1:.1f}"
+    wrong = f"F1 {card_f1 + 0.1:.1f}"
     doc.write_text(text[:models] + text[models:].replace(f1, wrong, 1), encoding="utf-8")
     check = subprocess.run([*cmd[:3], "check", str(doc), *cmd[3:]], capture_output=True, text=True)
     assert check.returncode == 1
@@ -260,20 +275,41 @@ def test_the_fixture_run_renders_every_block_and_the_check_names_a_changed_numbe
 @pytest.mark.slow
 def test_each_deployed_model_card_equals_the_table_row_of_its_system(numbers_run):
     """The card states the cross-validated scores of the configuration and seed the model was built
-    with: Table 4's neural-text row (the first seed) and Table 5's supervised-text oracle cells, with
-    the intervals of results/table{4,5}_ci.csv (computed independently, by rule confidence_intervals)."""
+    with: the selector's, the seed-0 row of results/keyclips/seed_summary.csv (not Table 4's row of
+    neural-text, the mean over the fixture's two seeds) with that run's bootstrap intervals; the tuple
+    extractor's, Table 5's supervised-text oracle cells with the intervals of results/table5_ci.csv
+    (computed independently, by rule confidence_intervals)."""
+    import yaml
+
+    from cookproc.core.parquet_io import read_parquet
+    from cookproc.core.schemas import CLIPS, KEYCLIPS
+    from cookproc.evaluation.bootstrap import table4_intervals
+    from cookproc.evaluation.tables import keyclip_flags
+
     results = numbers_run / "results"
     selector = json.loads((results / "models/keyclips-neural-text/model.json").read_text(encoding="utf-8"))
     [run] = selector["crossval"]["runs"]
+    assert selector["training"]["seed"] == 0 and run["run"] == "seed 0"
+    seeds = {r["run"]: r for r in _csv(results / "keyclips/seed_summary.csv") if r["system"] == "neural-text"}
     row = next(r for r in _csv(results / "table4.csv") if r["system"] == "neural-text")
-    assert selector["crossval"]["system"] == "neural-text" and run["run"] == f"seed {selector['training']['seed']}"
+    assert selector["crossval"]["system"] == "neural-text" and row["seeds"] == "mean over seeds 0, 1"
     for metric in ("accuracy", "precision", "recall", "f1"):
-        assert run[metric] == float(row[metric]), metric
-        ci = next(r for r in _csv(results / "table4_ci.csv") if r["system"] == "neural-text" and r["metric"] == metric)
-        assert selector["crossval"]["intervals"]["metrics"][metric] == [float(ci["ci_low"]), float(ci["ci_high"])]
+        assert f"{run[metric]:.2f}" == seeds["seed0"][metric], metric  # the summary's two decimals
+        # Table 4's row is the mean over both seeds' runs, the card one of them.
+        mean = (float(seeds["seed0"][metric]) + float(seeds["seed1"][metric])) / 2
+        assert float(row[metric]) == pytest.approx(mean, abs=0.01), metric
+    # The card's intervals are the seed-0 run's, from the same resamples as rule confidence_intervals.
+    bootstrap = yaml.safe_load((numbers_run / "config.yaml").read_text(encoding="utf-8"))["tables"]["bootstrap"]
+    clips = read_parquet(results / "dataset/clips.parquet", CLIPS)
+    seed0 = read_parquet(results / "keyclips/seeds/neural-text.seed0.parquet", KEYCLIPS)
+    intervals, _ = table4_intervals(clips, {"neural-text": keyclip_flags(clips, seed0, what="seed 0")},
+                                    unit=bootstrap["unit"], resamples=bootstrap["resamples"], seed=bootstrap["seed"],
+                                    confidence=bootstrap["confidence"])
+    assert selector["crossval"]["intervals"]["metrics"] == {r["metric"]: [r["ci_low"], r["ci_high"]]
+                                                           for r in intervals.to_pylist()}
     card = (results / "models/keyclips-neural-text/MODEL_CARD.md").read_text(encoding="utf-8")
-    assert (f"| seed 0 | {float(row['accuracy']):.1f} | {float(row['precision']):.1f} | {float(row['recall']):.1f} | "
-            f"{float(row['f1']):.1f} |") in card
+    assert (f"| seed 0 | {run['accuracy']:.1f} | {run['precision']:.1f} | {run['recall']:.1f} | "
+            f"{run['f1']:.1f} |") in card
     # What the weights saw and what chose the settings, by recipe.
     training = selector["training"]
     assert training["train_recipes"] and training["val_recipes"]

@@ -126,16 +126,25 @@ def test_a_table4_block_shows_seed_spread_objective_and_threshold_free_scores():
     numbers["table4"] = [
         {"system": "neural-text", "accuracy": 83.04, "f1": 66.12, "accuracy_sd": 0.31, "f1_sd": 0.52,
          "seeds": "mean over seeds 0, 1, 2", "threshold_objective": "f1 (nested)", "auc_roc": 0.90412,
-         "average_precision": 0.70866},
+         "average_precision": 0.70866, "auc_roc_fold_mean": 0.91249, "average_precision_fold_mean": 0.71513},
         {"system": "upstream-neural", "accuracy": 77.66, "f1": 60.84, "accuracy_sd": None, "f1_sd": None,
          "seeds": "upstream's predictions", "threshold_objective": "none (binary decisions)", "auc_roc": None,
          "average_precision": None}]
     block = ("<!-- numbers:table4 systems=neural-text,upstream-neural "
              "metrics=accuracy,f1,seeds,threshold_objective,auc_roc,average_precision -->\n<!-- /numbers -->\n")
     text = render.render_text(block, numbers, "doc.md")
-    assert ("| system | Acc | F1 | seeds | threshold objective | AUC-ROC | AP |\n|---|---|---|---|---|---|---|\n"
+    assert ("| system | Acc | F1 | seeds | threshold objective | AUC-ROC (pooled out-of-fold) | AP (pooled out-of-fold) "
+            "|\n|---|---|---|---|---|---|---|\n"
             "| `neural-text` | 83.0 ± 0.3 | 66.1 ± 0.5 | mean over seeds 0, 1, 2 | f1 (nested) | 0.904 | 0.709 |\n"
             "| `upstream-neural` | 77.7 | 60.8 | upstream's predictions | none (binary decisions) | – | – |\n") in text
+    # The mean per fold beside them, to 3 decimals too; a system without scores has none.
+    folds = render.render_text(block.replace("auc_roc,average_precision", "auc_roc,auc_roc_fold_mean,"
+                                             "average_precision_fold_mean"), {**numbers, "table4": [
+                                                 numbers["table4"][0],
+                                                 {**numbers["table4"][1], "auc_roc_fold_mean": None,
+                                                  "average_precision_fold_mean": None}]}, "doc.md")
+    assert "| AUC-ROC (pooled out-of-fold) | AUC-ROC (mean per fold) | AP (mean per fold) |" in folds
+    assert "| 0.904 | 0.912 | 0.715 |" in folds and "| – | – | – |" in folds
     assert render.check_text(text, numbers, "doc.md") == []
     # A changed spread or threshold-free score is a difference, not decoration.
     assert render.check_text(text.replace("± 0.5", "± 0.6"), numbers, "doc.md")
@@ -175,6 +184,24 @@ def test_a_single_seed_gives_its_score_and_no_spread():
     numbers["seeds"] = [r for r in numbers["seeds"] if r["run"] == "seed 1"]
     text = "<!-- n:seeds system=neural-text -->0<!-- /n --> ± <!-- n:seeds system=neural-text stat=sd -->0<!-- /n -->"
     assert render.render_text(text, numbers) == text.replace("-->0<", "-->66.30<", 1).replace("-->0<", "-->–<")
+
+
+def test_each_seeds_run_is_a_row_and_a_value():
+    numbers = toy_numbers()
+    block = render.render_text("<!-- numbers:seed-runs systems=neural-text metrics=accuracy,f1 -->\n<!-- /numbers -->\n",
+                               numbers, "doc.md")
+    # The runs behind the mean ± sd, not the mean and std rows themselves.
+    assert "| system | seed | Acc | F1 |\n|---|---|---|---|\n| `neural-text` | 0 | 83.30 | 66.20 |\n" \
+           "| `neural-text` | 1 | 83.40 | 66.30 |\n<!-- /numbers -->" in block
+    assert render.check_text(block, numbers, "doc.md") == []
+    assert render.check_text(block.replace("66.30", "66.31"), numbers, "doc.md")
+    numbers["seeds"] = [{**r, "run": r["run"].replace(" ", "")} for r in numbers["seeds"]]  # as seed_summary.csv
+    value = "<!-- n:seeds system=neural-text run=seed1 metric=accuracy -->0<!-- /n -->"
+    assert render.render_text(value, numbers) == value.replace("-->0<", "-->83.40<")
+    with pytest.raises(render.BlockError, match="run= or stat=, not both"):
+        render.render_text(value.replace("run=", "stat=sd run="), numbers)
+    with pytest.raises(render.BlockError, match="no run of 'neural-full'"):
+        render.render_text("<!-- numbers:seed-runs systems=neural-full -->\n<!-- /numbers -->\n", numbers, "doc.md")
 
 
 def test_an_unknown_key_is_an_error_naming_the_marker():

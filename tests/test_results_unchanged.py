@@ -183,16 +183,49 @@ def run_whole_dag(base: Path) -> Path:
     return workdir
 
 
+@pytest.fixture(scope="module")
+def whole_dag(tmp_path_factory) -> Path:
+    """The fixture workflow's default DAG, run once for the tests below."""
+    return run_whole_dag(tmp_path_factory.mktemp("whole-dag"))
+
+
 @pytest.mark.slow
-def test_the_whole_fixture_dag_gives_the_recorded_results(tmp_path):
+def test_the_whole_fixture_dag_gives_the_recorded_results(whole_dag):
     recorded = read_record()
-    measured = measure(run_whole_dag(tmp_path))
+    measured = measure(whole_dag)
     assert set(measured) == set(recorded), (
         f"outputs missing: {sorted(set(recorded) - set(measured))}; new: {sorted(set(measured) - set(recorded))}")
     changed, summary = compare(recorded, measured)
     assert not changed, (f"{len(changed)} differences from {RECORD.name} (a deliberate change: rewrite it, see "
                          f"this file's docstring): {changed}. {summary}")
     print(summary)
+
+
+@pytest.mark.slow
+def test_each_system_file_was_written_by_the_rule_the_registry_names(whole_dag):
+    """The system registry's producing rule of every configured system (and of each seed's run of a
+    system scored over its seeds) is the rule Snakemake recorded as the writer of its file."""
+    import yaml
+
+    from cookproc.app.lineage import snakemake_record
+    from cookproc.core import registry
+    from cookproc.core.config_schema import validate_config
+
+    config = validate_config(yaml.safe_load((whole_dag / "config.yaml").read_text(encoding="utf-8")))
+    systems = registry.configured({"keyclips": config["tables"]["keyclip_systems"],
+                                   "tuples": config["tables"]["tuple_systems"]})
+    writers = {}
+    for entry in (e for kind in registry.KINDS for e in systems[kind].values()):
+        writers[entry.path] = entry.rule
+        writers.update(dict.fromkeys(entry.seed_run_files(config), entry.seed_run_rule))
+    recorded = {path: (snakemake_record(whole_dag, path) or {}).get("rule") for path in writers}
+    assert recorded == writers
+    # Every kind of origin and of seeds is among them: upstream's imports, seed runs, one-seed fits.
+    rules = set(writers.values())
+    assert {"import_upstream_neural", "keyclips_neural", "keyclips_neural_text", "supervised_tuples_text"} <= rules
+    assert writers["results/tuples/supervised-text-rebuiltlex.parquet"] == "supervised_tuples_text"
+    assert len(config["keyclips"]["neural"]["seeds"]) > 1 and len(writers) > len(systems["keyclips"]) + len(
+        systems["tuples"])
 
 
 def recorded_copy() -> dict[str, Measured]:

@@ -5,8 +5,9 @@ import pyarrow as pa
 import pytest
 
 from cookproc.core.schemas import KEYCLIPS, TUPLES
-from cookproc.evaluation.tables import (BINARY_ONLY, NO_SCORES, NO_SEED, block_label, predicted_counting_constants, seeds_label,
-                             seeds_of, table4, table4_wide, table5, table5_wide, threshold_free_scores, threshold_rule_summary)
+from cookproc.evaluation.tables import (BINARY_ONLY, NO_FOLDS, NO_SCORES, NO_SEED, block_label, predicted_counting_constants, seeds_label,
+                             table4, table4_wide, table5, table5_wide, threshold_rule_summary)
+from cookproc.evaluation.threshold_free import threshold_free_scores
 
 GOLD = [True, False, True, False, False, True]
 
@@ -16,9 +17,9 @@ def clips_table(gold=GOLD):
                      "is_key": gold})
 
 
-def keyclips(system, is_key, score=None):
+def keyclips(system, is_key, score=None, fold=None):
     return pa.Table.from_pylist([{"system": system, "video_id": v, "clip_idx": c, "is_key": k,
-                                  "score": None if score is None else score[i], "fold": None}
+                                  "score": None if score is None else score[i], "fold": None if fold is None else fold[i]}
                                  for i, (v, c, k) in enumerate(zip(["v1"] * 3 + ["v2"] * 3, [0, 1, 2] * 2, is_key))],
                                 schema=KEYCLIPS)
 
@@ -54,8 +55,30 @@ def test_table4_seed_mean_sd_threshold_rule_and_binary_marker():
     assert binary["threshold_objective"] == BINARY_ONLY and binary["f1"] == pytest.approx(100 * 2 / 2.5)
     header, body = table4_wide(table)
     wide = dict(zip(header, body[1]))
-    assert wide["F1"] == f"{f1.mean():.1f} ± {f1.std(ddof=1):.1f}" and wide["AUC-ROC"] == "0.778"
-    assert dict(zip(header, body[0]))["AUC-ROC"] == NO_SCORES and dict(zip(header, body[0]))["F1"] == "80.0"
+    assert wide["F1"] == f"{f1.mean():.1f} ± {f1.std(ddof=1):.1f}" and wide["AUC-ROC (pooled out-of-fold)"] == "0.778"
+    # Scores without the folds that made them: no mean per fold.
+    assert rows["neural-text"]["auc_roc_fold_mean"] is None and wide["AP (mean per fold)"] == NO_FOLDS
+    binary_wide = dict(zip(header, body[0]))
+    assert binary_wide["AUC-ROC (pooled out-of-fold)"] == binary_wide["AUC-ROC (mean per fold)"] == NO_SCORES
+    assert binary_wide["F1"] == "80.0"
+
+
+def test_pooled_out_of_fold_and_mean_per_fold_auc_and_ap_by_hand():
+    # Fold 0 (v1) scores high, fold 1 (v2) low: each fold ranks its own clips perfectly (AUC and AP 1),
+    # but pooled, fold 1's key clip (0.3) ranks below fold 0's non-key one (0.8).
+    scores, folds = [0.9, 0.8, 0.85, 0.2, 0.1, 0.3], [0, 0, 0, 1, 1, 1]
+    table = table4(clips_table(), {"cv": keyclips("cv", [True, False, True, False, False, True], scores, folds)})
+    [row] = table.to_pylist()
+    # Pooled: positives 0.9, 0.85 beat every negative, 0.3 beats 2 of 3 -> 8/9; AP: ranks 1, 2 and 4 -> (1 + 1 + 3/4) / 3.
+    assert row["auc_roc"] == pytest.approx(8 / 9) and row["average_precision"] == pytest.approx(11 / 12)
+    assert row["auc_roc_fold_mean"] == pytest.approx(1.0) and row["average_precision_fold_mean"] == pytest.approx(1.0)
+    header, [line] = table4_wide(table)
+    assert dict(zip(header, line))["AUC-ROC (mean per fold)"] == "1.000"
+    # A fold with one class has no AUC: the mean is over the others (here fold 0 alone: 0.9 beats 0.8, 0.4
+    # does not: 1/2); pooled, 0.9 beats all 4 non-key clips and 0.4 two of them: 6/8.
+    mixed = table4(clips_table([True, False, True, False, False, False]),
+                   {"cv": keyclips("cv", [True] * 6, [0.9, 0.8, 0.4, 0.3, 0.2, 0.7], folds)}).to_pylist()[0]
+    assert mixed["auc_roc_fold_mean"] == pytest.approx(1 / 2) and mixed["auc_roc"] == pytest.approx(6 / 8)
 
 
 def test_threshold_rule_summary_counts_each_folds_choice():
@@ -96,18 +119,3 @@ def test_the_papers_counting_is_the_oracle_f1_times_one_constant():
     assert block_label("-", "oracle", "one seed (3)") == "-"
 
 
-def test_seeds_of_names_how_each_systems_rows_were_obtained():
-    config = {"keyclips": {"neural": {"seeds": [0, 1, 2]}}, "srl": {"tagger": {"seed": 13}},
-              "supervised": {"keyclips": {"encoder": {"seed": 5}}, "tuples": {"seed": 7}}}
-    runs = ["neural-text"]
-    assert seeds_of("neural-text", "keyclips", config, runs) == "mean over seeds 0, 1, 2"
-    # A neural selector not scored over its seeds, and any system's tuples, get no seed average.
-    assert seeds_of("neural-full", "keyclips", config, runs) == NO_SEED
-    assert seeds_of("supervised", "keyclips", config, runs) == "one seed (5)"
-    assert seeds_of("supervised", "tuples", config, runs) == "one seed (7)"
-    assert seeds_of("supervised-text", "keyclips", config, runs) == "one seed (7)"
-    assert seeds_of("srl-ewt-tagger", "tuples", config, runs) == "one seed (13)"
-    assert seeds_of("kiddon", "tuples", config, runs) == "deterministic fit"
-    assert seeds_of("upstream-neural", "keyclips", config, runs) == "upstream's predictions"
-    assert seeds_of("user-mine", "tuples", config, runs) == "user's predictions"
-    assert seeds_of("oracle", "keyclips", config, runs) == NO_SEED

@@ -62,6 +62,7 @@ TORCH_FREE = (
     "cookproc.core.logs",
     "cookproc.core.parquet_io",
     "cookproc.core.provenance",
+    "cookproc.core.registry",
     "cookproc.core.schemas",
     # What they import from the rest of the library.
     "cookproc",
@@ -75,6 +76,7 @@ TORCH_FREE = (
     "cookproc.srl.baselines",
     "cookproc.srl.parses",
     "cookproc.evaluation.tables",
+    "cookproc.evaluation.threshold_free",
     "cookproc.data.wordnet",
     # Procedure documents and their report and corpus pages (the extractors that fill them need torch).
     "cookproc.app.documents",

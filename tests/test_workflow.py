@@ -85,9 +85,11 @@ def test_table4_says_how_each_row_was_obtained(finished_run):
     # Upstream's neural selector and the user's system ship decisions without scores: no AUC/AP.
     assert t4["upstream-neural"]["threshold_objective"] == "none (binary decisions)"
     assert t4["upstream-neural"]["auc_roc"] == "" and t4["user-allkey"]["average_precision"] == ""
+    assert t4["upstream-neural"]["auc_roc_fold_mean"] == "" == t4["user-allkey"]["average_precision_fold_mean"]
     assert (t4["upstream-neural"]["seeds"], t4["user-allkey"]["seeds"]) == ("upstream's predictions", "user's predictions")
     wide = (finished_run / "results/table4.md").read_text()
-    assert "| Seeds | Threshold rule | AUC-ROC | AP |" in wide and "n/a (binary)" in wide
+    assert ("| Seeds | Threshold rule | AUC-ROC (pooled out-of-fold) | AP (pooled out-of-fold) | AUC-ROC (mean per fold) "
+            "| AP (mean per fold) |") in wide and "n/a (binary)" in wide and "*Pooled out-of-fold*" in wide
     constants = read_csv(finished_run / "results/table5_predicted_counting.csv")
     assert {r["field"] for r in constants} == {"verbs", "arguments"}
     t5 = read_csv(finished_run / "results/table5.csv")

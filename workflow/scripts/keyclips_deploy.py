@@ -31,7 +31,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
                               objective=p.selection["objective"])
 
     log.info("[2/3] scoring the cross-validated run %s", smk.input.crossval)
-    # The run of Table 4 with the seed this model is built with (keyclips_neural: the first seed).
+    # The cross-validated run with the seed this model is built with (keyclips_neural: the first seed),
+    # one of the runs Table 4's row averages.
     run = score_run(clips, smk.input.crossval)
     cv_rows = [{"run": f"seed {run['seed'] if run['seed'] is not None else p.seed}", "system": run["system"],
                 **{m: float(run[m]) for m in ("accuracy", "precision", "recall", "f1")}}]
@@ -51,7 +52,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
               "head_weight": p.head_weight, "selection": p.selection, "seed": p.seed, "device": p.device}
     out = smk.output.model
     meta = metadata(selector, config=config, code=p.code)
-    # What the card states, as data (results/numbers.json reads it; a test checks it equals Table 4's row).
+    # What the card states, as data (results/numbers.json reads it; a test checks it equals the seed's
+    # row of results/keyclips/seed_summary.csv).
     meta["crossval"] = {"system": run["system"], "source": smk.input.crossval, "runs": cv_rows, "intervals": interval}
     card = model_card(out.rstrip("/").split("/")[-1], {**meta, "path": out}, selector.seconds, cv_rows, interval)
     save_selector(selector, out, meta, card)

@@ -10,11 +10,11 @@ A lookup gives the value and its default number of decimals; how a number is wri
 - ``table2 field=verbs|arguments column=``: a Table 2 cell (dataset statistics; a count has no
   decimals, a float 1);
 - ``table4 system= [metric=f1]``: a Table 4 cell (any column: ``f1_sd``, ``seeds``...; AUC-ROC and
-  AP to 3 decimals);
+  AP, pooled out of fold or their ``*_fold_mean``, to 3 decimals);
 - ``table5 row=SYSTEM[@KEYCLIPS] cell=FIELD:MODE [counting=] [value=f1]``: a Table 5 cell (counting
   ``oracle`` for oracle key clips, else ``predicted`` unless given);
-- ``seeds system= [metric=f1] [stat=mean|sd]``: a neural selector's mean or sd over seeds (one
-  seed: its score, and no sd);
+- ``seeds system= [metric=f1] [stat=mean|sd] [run=seedN]``: a neural selector's mean or sd over
+  seeds (one seed: its score, and no sd), or with ``run`` one seed's run (results/keyclips/seed_summary.csv);
 - ``intervals row= bound=low|high|value [metric=f1]``: a bootstrap interval (``row``: a Table 4
   system, or ``SYSTEM@KEYCLIPS/COUNTING/FIELD/MODE`` of Table 5);
 - ``models model= [metric=f1] [field=verbs|arguments] [mode=] [bound=value|low|high]``: a deployed
@@ -28,8 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-#: Table 4's threshold-free columns: fractions over the out-of-fold scores, not percentages.
-THRESHOLD_FREE = ("auc_roc", "average_precision")
+from cookproc.evaluation.threshold_free import TABLE4_FOLD_MEANS, TABLE4_POOLED
+
+#: Table 4's threshold-free columns: fractions over the out-of-fold scores (pooled, and the mean over
+#: folds of each fold's own), not percentages.
+THRESHOLD_FREE = TABLE4_POOLED + TABLE4_FOLD_MEANS
 #: The mode of each field that a tuple extractor's card states.
 CARD_MODES = {"verbs": "exact", "arguments": "partial"}
 #: Units of a run time (seconds) and of max RSS (Snakemake's MB): GB as the docs write it, 10,463 MB = 10.5 GB.
@@ -133,6 +136,10 @@ def _seeds(numbers, a):
     stat, metric = a.get("stat", "mean"), a.get("metric", "f1")
     if stat not in ("mean", "sd"):
         raise BlockError(f"stat={stat}: mean or sd")
+    if "run" in a:  # one seed's run
+        if "stat" in a:
+            raise BlockError("seeds: run= or stat=, not both")
+        return column(find(seed_runs(numbers, a["system"]), "seeds", run=a["run"]), metric, "seeds"), 2
     seeds = seed_runs(numbers, a["system"])
     if len(seeds) == 1:  # one seed: its score, no spread
         return (column(seeds[0], metric, "seeds") if stat == "mean" else None), 2
@@ -195,7 +202,7 @@ class Kind:
 
 KINDS = {"table2": Kind(_table2, ("field", "column"), 2), "table4": Kind(_table4, ("system", "metric")),
          "table5": Kind(_table5, ("row", "cell", "counting", "value"), 2),
-         "seeds": Kind(_seeds, ("system", "metric", "stat")),
+         "seeds": Kind(_seeds, ("system", "metric", "stat", "run")),
          "intervals": Kind(_intervals, ("row", "bound", "metric"), 2),
          "models": Kind(_models, ("model", "metric", "field", "mode", "bound")),
          "run-times": Kind(_run_times, ("job", "value", "unit")),

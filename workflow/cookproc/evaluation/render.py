@@ -23,6 +23,7 @@ from cookproc.core.formatting import NONE, format_number, markdown_table
 from cookproc.evaluation.lookups import (CARD_MODES, THRESHOLD_FREE, BlockError, interval_row, is_keyclip_selector,
                                          list_attr, lookup, model_crossval, optional, parse_attrs, rows_of, seed_runs)
 from cookproc.evaluation.render_inline import check_values, lint_values, render_values, substitute, values
+from cookproc.evaluation.threshold_free import THRESHOLD_FREE_HEADERS
 
 END = "<!-- /numbers -->"
 BLOCK = re.compile(r"^<!-- numbers:(?P<kind>[a-z0-9-]+)(?P<attrs>[^>\n]*?)\s*-->[ \t]*\n(?P<body>.*?)^<!-- /numbers -->",
@@ -32,7 +33,7 @@ NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 STAMP_START = "*Numbers from "
 #: Column headers of the rendered tables (other columns are headed by their CSV name).
 HEADERS = {"accuracy": "Acc", "precision": "P", "recall": "R", "f1": "F1", "threshold_objective": "threshold objective",
-           "auc_roc": "AUC-ROC", "average_precision": "AP"}
+           **dict(zip(THRESHOLD_FREE, THRESHOLD_FREE_HEADERS))}
 
 
 def stamp(run: Mapping) -> str:
@@ -72,7 +73,8 @@ def _table2(numbers, attrs):
 
 def _table4(numbers, attrs):
     """Rows: systems; columns: ``metrics`` (Acc/P/R/F1 by default; also ``seeds``,
-    ``threshold_objective``, ``auc_roc``, ``average_precision``: any column of results/table4.csv).
+    ``threshold_objective``, ``auc_roc``, ``average_precision`` (pooled out of fold) and their
+    ``*_fold_mean``: any column of results/table4.csv).
     A percentage gets `` ± sd`` where the row is a mean over seeds; a threshold-free score (a
     fraction) 3 decimals; a label is shown as it is."""
     metrics, digits = list_attr(attrs, "metrics", "accuracy,precision,recall,f1"), _digits(attrs, 1)
@@ -116,6 +118,23 @@ def _seeds(numbers, attrs):
              *(" ± ".join(_cell(numbers, "seeds", digits, system=s, metric=m, stat=stat) for stat in ("mean", "sd"))
                for m in metrics)] for s in list_attr(attrs, "systems")]
     return markdown_table(["system", "seeds", *(HEADERS.get(m, m) + " (mean ± sd)" for m in metrics)], rows)
+
+
+def _seed_runs(numbers, attrs):
+    """Each seed's run of the systems scored over their seeds (results/keyclips/seed_summary.csv), a
+    row per seed: the runs behind the mean ± sd of their Table 4 rows and of a ``seeds`` block."""
+    metrics, digits = list_attr(attrs, "metrics", "accuracy,precision,recall,f1"), _digits(attrs, 2)
+    rows = [[f"`{s}`", str(run["run"]).removeprefix("seed").strip(),
+             *(_cell(numbers, "seeds", digits, system=s, run=run["run"], metric=m) for m in metrics)]
+            for s in list_attr(attrs, "systems") for run in _runs_of(numbers, s)]
+    return markdown_table(["system", "seed", *(HEADERS.get(m, m) for m in metrics)], rows)
+
+
+def _runs_of(numbers, system):
+    runs = seed_runs(numbers, system)
+    if not runs:
+        raise BlockError(f"seeds: no run of {system!r} in the numbers file")
+    return runs
 
 
 def _intervals(numbers, attrs):
@@ -206,6 +225,7 @@ KINDS = {"table2": BlockKind(_table2, ("fields", "columns", "digits")),
          "table4": BlockKind(_table4, ("systems", "metrics", "digits")),
          "table5": BlockKind(_table5, ("rows", "keyclips", "countings", "cells", "values", "digits")),
          "seeds": BlockKind(_seeds, ("systems", "metrics", "digits")),
+         "seed-runs": BlockKind(_seed_runs, ("systems", "metrics", "digits")),
          "intervals": BlockKind(_intervals, ("rows", "metric", "digits")),
          "models": BlockKind(_models, ("models", "digits")), "run-times": BlockKind(_run_times, ("jobs",)),
          "significance": BlockKind(_significance, ("tables", "digits")), "stamp": BlockKind(None, ())}

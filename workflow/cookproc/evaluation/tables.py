@@ -2,19 +2,25 @@
 from __future__ import annotations
 
 import io
-import re
 from collections import Counter
 from typing import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 
+from cookproc.core import registry
 from cookproc.scoring.metrics import FIELDS, MODES, score_keyclips, score_table5_cells
 from cookproc.scoring.similarity import SimilarityCache
 from cookproc.core.formatting import format_number
 from cookproc.core.schemas import CLIP_SCORES, KEYCLIPS, TABLE4, TABLE5, TUPLES, conform, to_table
+from cookproc.evaluation.threshold_free import (TABLE4_FOLD_MEANS, TABLE4_POOLED, THRESHOLD_FREE_HEADERS, fold_mean_scores,
+                                                mean_over_runs, threshold_free_scores)
 
 ORACLE = "oracle"
+#: Table 4 as rule table4 writes it: core.schemas.TABLE4, then the fold means (null unless the
+#: system's file names the fold that scored each clip). Kept here, beside their only writer: an edit of
+#: core.schemas would rerun every rule whose script imports it, the trainings included.
+TABLE4_COLUMNS = pa.schema([*TABLE4, *(pa.field(name, pa.float64(), nullable=True) for name in TABLE4_FOLD_MEANS)])
 
 
 def _clip_order(clips: pa.Table) -> list[tuple[str, int]]:
@@ -49,7 +55,7 @@ def prediction_sets(clips: pa.Table, tuples: pa.Table, *, what: str) -> dict[str
 
 
 def keyclip_flags(clips: pa.Table, keyclips: pa.Table, *, what: str) -> list[bool]:
-    return keyclip_flags_and_scores(clips, keyclips, what=what)[0]
+    return keyclip_columns(clips, keyclips, what=what)["is_key"]
 
 
 #: ``threshold_objective`` of a system whose file has no scores: only its key decisions exist.
@@ -69,24 +75,21 @@ def seeds_label(seeds: Sequence[int]) -> str:
     return "mean over seeds " + ", ".join(str(s) for s in seeds)
 
 
-def seeds_of(system: str, kind: str, config: Mapping, seed_run_systems: Sequence[str]) -> str:
-    """The ``seeds`` label of a key-clip (``kind`` "keyclips") or tuple system in Tables 4/5, from
-    the workflow's ``config``; ``seed_run_systems``: the neural selectors scored over every seed."""
-    if kind == "keyclips" and system in seed_run_systems:
-        return seeds_label(config["keyclips"]["neural"]["seeds"])
-    if system == "supervised" and kind == "keyclips":
-        return seeds_label([config["supervised"]["keyclips"]["encoder"]["seed"]])
-    if system in ("supervised", "supervised-text"):
-        return seeds_label([config["supervised"]["tuples"]["seed"]])
-    if re.fullmatch(r"srl-.*-tagger", system):
-        return seeds_label([config["srl"]["tagger"]["seed"]])
-    if system == "tfidf-lr" or system.startswith("kiddon"):
-        return "deterministic fit"
-    if system.startswith("upstream-"):
+def seeds_of(system: str, kind: str, config: Mapping, *, file: bool = False) -> str:
+    """The ``seeds`` label of a key-clip (``kind`` "keyclips") or tuple system in Tables 4/5, from its
+    entry in the system registry (:mod:`cookproc.core.registry`) and the workflow's ``config``: the
+    row of a system scored over its seeds is the mean over them; ``file``: the label of the system's
+    one file (results/<kind>/<name>.parquet, e.g. as Table 5's predicted key clips), which for such a
+    system is its first seed's run."""
+    entry = registry.lookup(kind, system)
+    seeds = entry.seed_list(config)
+    if seeds is not None:
+        return seeds_label(seeds[:1] if file else seeds)
+    if entry.origin == registry.UPSTREAM:
         return "upstream's predictions"
-    if system.startswith("user-"):
+    if entry.origin == registry.USER:
         return "user's predictions"
-    return NO_SEED
+    return "deterministic fit" if entry.deterministic else NO_SEED
 
 
 def block_label(system_label: str, keyclips: str, keyclips_label: str | None) -> str:
@@ -118,21 +121,25 @@ def table4(clips: pa.Table, systems: Mapping[str, pa.Table], *, seed_runs: Mappi
            threshold_rules: Mapping[str, str] | None = None, seeds: Mapping[str, str] | None = None) -> pa.Table:
     """Key-clip Acc/P/R/F1 (percent) of each system, in the given order, with the run(s) behind the
     row (``seeds``), the rule that made its key decisions and its threshold-free AUC-ROC and average
-    precision (null for a system with binary decisions only). A system in ``seed_runs`` (one KEYCLIPS
-    table per seed) gets the mean over its seeds and their sample standard deviations (``*_sd``);
-    AUC and AP are then means over the seeds too."""
+    precision (null for a system with binary decisions only): pooled, over every clip's score at
+    once (out of fold for a cross-validated system, one ranking across folds whose scores can be
+    scaled differently), and for a system whose file names the fold that scored each clip, the mean
+    over folds of each fold's own (``*_fold_mean``). A system in ``seed_runs`` (one KEYCLIPS table
+    per seed) gets the mean over its seeds and their sample standard deviations (``*_sd``); the
+    threshold-free scores are then means over the seeds too."""
     seed_runs, threshold_rules, seeds = seed_runs or {}, threshold_rules or {}, seeds or {}
     gold = clips.column("is_key").to_pylist()
     rows = []
     for name, table in systems.items():
         runs = list(seed_runs.get(name) or [table])
-        scores, free = [], []
+        scores, free, per_fold = [], [], []
         for i, run in enumerate(runs):
             what = f"key-clip system {name}" + (f" (run {i + 1} of {len(runs)})" if len(runs) > 1 else "")
-            flags, clip_scores = keyclip_flags_and_scores(clips, run, what=what)
-            score = score_keyclips(gold, flags)
+            columns = keyclip_columns(clips, run, what=what)
+            score = score_keyclips(gold, columns["is_key"])
             scores.append([100 * getattr(score, m) for m in METRICS4])
-            free.append(threshold_free_scores(gold, clip_scores))
+            free.append(threshold_free_scores(gold, columns["score"]))
+            per_fold.append(fold_mean_scores(gold, columns["score"], columns["fold"]))
         values = np.array(scores)
         spread = values.std(axis=0, ddof=1) if len(runs) > 1 else [None] * len(METRICS4)
         has_scores = all(f is not None for f in free)
@@ -141,29 +148,16 @@ def table4(clips: pa.Table, systems: Mapping[str, pa.Table], *, seed_runs: Mappi
                      **{m: float(v) for m, v in zip(METRICS4, values.mean(axis=0))},
                      **{f"{m}_sd": None if v is None else float(v) for m, v in zip(METRICS4, spread)},
                      "seeds": seeds.get(name, NO_SEED), "threshold_objective": rule,
-                     "auc_roc": float(np.mean([f[0] for f in free])) if has_scores else None,
-                     "average_precision": float(np.mean([f[1] for f in free])) if has_scores else None})
-    return to_table(rows, TABLE4, what="table4")
+                     **dict(zip(TABLE4_POOLED, mean_over_runs(free))),
+                     **dict(zip(TABLE4_FOLD_MEANS, mean_over_runs(per_fold)))})
+    return to_table(rows, TABLE4_COLUMNS, what="table4")
 
 
-def keyclip_flags_and_scores(clips: pa.Table, keyclips: pa.Table, *, what: str) -> tuple[list[bool], list]:
-    """A key-clip system's decisions and scores (None where it has none) in the benchmark's clip order."""
+def keyclip_columns(clips: pa.Table, keyclips: pa.Table, *, what: str) -> dict[str, list]:
+    """A key-clip system's decisions (``is_key``), scores and cross-validation folds (None where it
+    has none) in the benchmark's clip order."""
     keyclips = conform(keyclips, KEYCLIPS, what=what)
-    columns = align_to_clips(clips, keyclips, ["is_key", "score"], what=what)
-    return columns["is_key"], columns["score"]
-
-
-def threshold_free_scores(gold: Sequence[bool], scores: Sequence[float | None]) -> tuple[float, float] | None:
-    """AUC-ROC and average precision (scikit-learn) of per-clip scores against the gold key clips;
-    None when some clip has no score (a system with binary decisions only) or the gold labels have
-    one class only (both undefined)."""
-    from sklearn.metrics import average_precision_score, roc_auc_score
-
-    gold = np.asarray(gold, dtype=bool)
-    if not len(scores) or any(s is None for s in scores) or gold.all() or not gold.any():
-        return None
-    scores = np.asarray(scores, dtype=float)
-    return float(roc_auc_score(gold, scores)), float(average_precision_score(gold, scores))
+    return align_to_clips(clips, keyclips, ["is_key", "score", "fold"], what=what)
 
 
 def table5(clips: pa.Table, tuple_systems: Mapping[str, pa.Table], predicted_keyclips: Mapping[str, pa.Table],
@@ -287,18 +281,20 @@ def percent_with_spread(value: float, sd: float | None) -> str:
     return text if sd is None else f"{text} ± {format_number(sd, PERCENT_DIGITS)}"
 
 
-#: How the wide tables show an AUC-ROC / average precision that does not exist (binary decisions only).
+#: How the wide tables show an AUC-ROC / average precision that does not exist: binary decisions
+#: only, or (per fold) scores whose file names no folds.
 NO_SCORES = "n/a (binary)"
-
-
+NO_FOLDS = "n/a (no folds)"
 def table4_wide(table: pa.Table) -> tuple[list[str], list[list[str]]]:
     """System, Acc/P/R/F1 (mean ± sd over seeds where there are several), the runs behind the row,
-    the threshold rule, and AUC-ROC and average precision (three decimals; n/a without scores)."""
-    header = ["System", "Acc", "P", "R", "F1", "Seeds", "Threshold rule", "AUC-ROC", "AP"]
+    the threshold rule, and AUC-ROC and average precision pooled out of fold and as the mean per fold
+    (three decimals; n/a without scores, or per fold without folds)."""
+    header = ["System", "Acc", "P", "R", "F1", "Seeds", "Threshold rule", *THRESHOLD_FREE_HEADERS]
     body = []
     for r in table.to_pylist():
-        free = [NO_SCORES if r[k] is None else format_number(r[k], FRACTION_DIGITS)
-                for k in ("auc_roc", "average_precision")]
+        free = [NO_SCORES if r[k] is None else format_number(r[k], FRACTION_DIGITS) for k in TABLE4_POOLED]
+        free += [(NO_SCORES if r[p] is None else NO_FOLDS) if r[k] is None else format_number(r[k], FRACTION_DIGITS)
+                 for k, p in zip(TABLE4_FOLD_MEANS, TABLE4_POOLED)]
         body.append([r["system"], *(percent_with_spread(r[m], r[f"{m}_sd"]) for m in METRICS4), r["seeds"],
                      r["threshold_objective"], *free])
     return header, body

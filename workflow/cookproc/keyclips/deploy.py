@@ -283,7 +283,7 @@ def _contiguous(values: np.ndarray) -> bool:
 def model_card(name: str, meta: dict, seconds: dict, cv_rows: Sequence[dict], interval: dict | None) -> str:
     """MODEL_CARD.md (cookproc.learn.deployed_model's template): what the selector is, what its weights
     were trained on and what chose its settings (which recipes), how well cross-validation scored
-    the same configuration and seed (``cv_rows``: Acc/P/R/F1 of the run Table 4 shows, as
+    the same configuration and seed (``cv_rows``: Acc/P/R/F1 of that seed's run, one of those Table 4 averages, as
     model.json's ``crossval`` holds them; ``interval``: its bootstrap intervals), how long training
     took and how to use it."""
     spec, training = meta["spec"], meta["training"]

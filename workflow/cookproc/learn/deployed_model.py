@@ -133,7 +133,8 @@ CARDS = {
             "{finetune_seconds} s) on `{device}`."]),
          ("Cross-validated scores", [
              "The same configuration and seed under the benchmark's leave-recipes-out cross-validation (every clip "
-             "scored by a model that never saw its recipe; the row of Table 4, percent):",
+             "scored by a model that never saw its recipe; this seed's run, one of the runs whose mean is Table 4's "
+             "row, percent):",
              "{table}", "{intervals}",
              "No held-out score of this very model exists (every recipe took part in building it): the numbers above "
              "estimate how it does on unseen recipes. {selection} The fine-tuning (layers, epochs), the net's size and "
