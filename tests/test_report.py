@@ -177,7 +177,9 @@ def test_html_report_in_chromium(tmp_path, tiny_upstream):
             assert result["mime"] == "text/html" and result["tables"] == 1 and result["rows"] >= 1, path
     results = seen["results"]
     assert results["results/report/table4.html"]["headers"] == ["System", "Acc", "P", "R", "F1", "Seeds",
-                                                                "Threshold rule", "AUC-ROC", "AP"]
+                                                                "Threshold rule", "AUC-ROC (pooled out-of-fold)",
+                                                                "AP (pooled out-of-fold)", "AUC-ROC (mean per fold)",
+                                                                "AP (mean per fold)"]
     assert results["results/report/table4.html"]["rows"] == 2
     assert results["results/report/table5.html"]["headers"][:3] == ["Key clips", "Counting", "System"]
     assert results["results/report/table2.html"]["title"] == "Table 2: gold verbs and arguments"
