@@ -23,6 +23,8 @@ include: "rules/video.smk"
 include: "rules/keyclips.smk"
 include: "rules/supervised.smk"
 include: "rules/deploy.smk"
+include: "rules/captions.smk"
+include: "rules/people.smk"
 include: "rules/evaluate.smk"
 include: "rules/numbers.smk"
 include: "rules/procedures.smk"
@@ -47,6 +49,9 @@ rule all:
         "results/significance.csv",
         # Every figure the README and docs state about results, in one file (rules/numbers.smk).
         "results/numbers.json",
+        # Procedures against people (rules/people.smk), and the step model users get by default.
+        ["results/people.csv", "results/people.md"] if PEOPLE["systems"] else [],
+        PROCEDURE_MODELS["step_model"],
         ["results/srl/agreement-tagger.tsv", "results/srl/training_data/alignment.txt"] if TAGGER_IN_TABLES else [],
         # Everything the HTML report (snakemake --report results/report.html) shows, unless
         # report.build_pages is false (then `snakemake report_all` builds it).

@@ -244,7 +244,7 @@ def per_listed_video(pattern):
 # "none": "none" and "null" mean no model, here and in `cookproc extract --tuples none`.
 PROCEDURES = {
     **config["procedures"],
-    **{key: optional_path(config["procedures"].get(key)) for key in ("keyclip_model", "tuple_model")},
+    **{key: optional_path(config["procedures"].get(key)) for key in ("step_model", "keyclip_model", "tuple_model")},
 }
 
 
@@ -321,9 +321,16 @@ PROCEDURE_SETTINGS = {
 PROCEDURE_GPUS = 0 if PROCEDURES["device"] == "cpu" else 1
 PROCEDURE_MODELS = dict(
     tagger=[PROCEDURES["tagger_model"]] if PROCEDURES["srl_backend"] == "tagger" and PROCEDURES["tagger_model"] else [],
+    step_model=[PROCEDURES["step_model"]] if PROCEDURES["step_model"] else [],
     keyclip_model=[PROCEDURES["keyclip_model"]] if PROCEDURES["keyclip_model"] else [],
     tuple_model=[PROCEDURES["tuple_model"]] if PROCEDURES["tuple_model"] else [],
 )
+# The caption stage's outputs (rules/captions.smk) and its trained step models, one folder per label
+# variant (rule deploy_step_model, rules/people.smk, copies one with its people's scores to results/models/).
+CAPTIONS_DIR = "results/captions"
+STEP_MODEL = f"{CAPTIONS_DIR}/models/steps-{{variant}}"
+# The systems scored against people (rules/people.smk, rules/numbers.smk).
+PEOPLE = config["people"]
 # The neural text key-clip selector and the text-only supervised tuple extractor trained on every
 # benchmark recipe (rules/deploy.smk).
 DEPLOYED_SELECTOR = "results/models/keyclips-neural-text"

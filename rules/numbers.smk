@@ -12,6 +12,12 @@ rule numbers:
     "Every figure the README and docs state about results, in one file (results/numbers.json)."
     input:
         **({"seeds": "results/keyclips/seed_summary.csv"} if NUMBERS_SEEDS else {}),
+        # The people's table and the captions' alignment against the benchmark (rules/people.smk, captions.smk).
+        **(
+            {"people": "results/people.csv", "alignment": f"{CAPTIONS_DIR}/alignment_quality.csv"}
+            if PEOPLE["systems"]
+            else {}
+        ),
         table2="results/table2.csv",
         table4="results/table4.csv",
         table5="results/table5.csv",

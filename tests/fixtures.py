@@ -78,9 +78,30 @@ SEGMENT_PREDICTIONS = [(3, 3), (1, 1), (4, 7), (0, 5), (5, 6), (3, 4)]
 
 LEXICON = ["add", "stretch", "spread", "bake", "roll", "put", "slide", "chop", "heat", "stir", "simmer", "cut",
            "blend", "serve", "mix", "oil", "salt", "pour", "take", "wash", "slice", "toss"]
-EXTRA_VIDEOS = {  # in the unsupervised corpora only, like most of YouCook2
+EXTRA_VIDEOS = {  # outside the benchmark, like most of YouCook2: the unsupervised corpora, and the
+    # caption stage's training, inner-validation (SHA-1 of the id starts with 4 or 5: vidExtra013, 016)
+    # and people's test videos (0-3: vidExtra007, 009, 014)
     "vidExtra005": ["add the salt and mix well .", "chop the carrots .", "pour the batter into the pan ."],
     "vidExtra006": ["heat a pan .", "fry the eggs for 2 minutes .", "serve hot ."],
+    "vidExtra007": ["hello and welcome back .", "chop the onions finely .", "now throw the onions in the pan .",
+                    "stir the sauce for a minute .", "thanks for watching , subscribe ."],
+    "vidExtra008": ["hi everyone .", "slice the tomatoes .", "add the tomatoes to the bowl .",
+                    "mix the salad with the dressing .", "that 's it ."],
+    "vidExtra009": ["welcome to my kitchen .", "boil the pasta in salted water .", "drain the pasta .",
+                    "add the sauce and stir ."],
+    "vidExtra010": ["hello guys .", "cut the chicken into pieces .", "fry the chicken in the oil .",
+                    "serve the chicken with rice ."],
+    "vidExtra011": ["today we make soup .", "chop the carrots and the onions .", "boil the water in a pot .",
+                    "add the carrots to the pot .", "season the soup with salt ."],
+    "vidExtra012": ["hi there .", "whisk the eggs in a bowl .", "pour the eggs into the pan .",
+                    "fold the omelette .", "thanks for watching ."],
+    "vidExtra013": ["hello .", "spread the butter on the bread .", "place the cheese on the bread .",
+                    "bake the bread in the oven ."],
+    "vidExtra014": ["welcome back .", "mix the flour and the sugar .", "add the eggs to the flour .",
+                    "bake the cake for 30 minutes ."],
+    "vidExtra015": ["hey guys .", "peel the potatoes .", "cut the potatoes into cubes .",
+                    "fry the potatoes in the oil .", "that 's it for today ."],
+    "vidExtra016": ["hi .", "chop the garlic .", "heat the oil in a pan .", "add the garlic to the pan ."],
 }
 
 
@@ -254,6 +275,17 @@ def fixture_overrides(upstream_dir: str | Path, scratch_dir: str | Path) -> dict
                                                                      "head_weight": None, "threshold_metric": None}}},
                            "tuples": {"max_iter": 10, "thresholds": [0.3, 0.5], "verb_classifier": {"min_count": 1},
                                       "selection": {"candidates": {"boosting": None, "verb_classifier": None}}}},
+            # The caption stage on the fixture's few videos: two cross-fitting folds, small trees, one
+            # candidate of each choice; the people's table without the benchmark's deployed models.
+            "captions": {"model": {"min_caption_videos": 1, "folds": 2, "neighbours": 2, "tfidf_min_df": 1,
+                                   "sentence_trees": {"max_iter": 10}, "video_trees": {"max_iter": 10},
+                                   "noun_trees": {"max_iter": 10}, "verb_thresholds": [0.3], "noun_thresholds": [0.3],
+                                   "noun_windows": [1]}},
+            "people": {"systems": ["srl-heur-spacy", "steps-captions", "steps-captions-benchmark"], "max_constant": 5,
+                       "bootstrap": {"resamples": 200}},
+            # A user's procedures by the benchmark's deployed models (the default before the step model),
+            # unless a test asks for the step model (tests/test_people_workflow.py): it trains on captions.
+            "procedures": {"step_model": None, "keyclip_model": "results/models/keyclips-neural-text"},
             # The default target's numbers file without the deployed models (tests that want them
             # list them: tests/test_numbers.py).
             "numbers": {"models": []}}

@@ -69,7 +69,7 @@ def test_markdown_to_stdout_with_a_workflow_configs_settings(inputs):
     # A config's relative paths are read from its own folder; its procedures section sets the clip cutting.
     (inputs / "cfg").mkdir()
     (inputs / "cfg" / "config.yaml").write_text("procedures:\n  lexicon: ../cooking.lst\n  segmentation: cue\n"
-                                                "  keyclip_model: null\n  tuple_model: null\n")
+                                                "  step_model: null\n  keyclip_model: null\n  tuple_model: null\n")
     proc = cookproc(inputs / "cfg", "extract", "../soup.vtt", "--config", "config.yaml")
     assert proc.returncode == 0, proc.stderr
     md = proc.stdout
@@ -173,10 +173,26 @@ def test_a_trained_selector_decides_the_key_clips_and_gives_their_probabilities(
 def test_the_default_selector_must_exist(inputs):
     """Without --keyclips the config's procedures.keyclip_model is used; when it was never built the
     command says how to build it (nothing else decides in its place)."""
-    (inputs / "cfg.yaml").write_text("procedures:\n  keyclip_model: models/never-built\n  lexicon: cooking.lst\n")
+    (inputs / "cfg.yaml").write_text("procedures:\n  step_model: null\n  keyclip_model: models/never-built\n"
+                                     "  lexicon: cooking.lst\n")
     proc = cookproc(inputs, "extract", "soup.vtt", "--config", "cfg.yaml")
     assert proc.returncode == 1 and "never-built: no trained key-clip selector here" in proc.stderr, proc.stderr
     assert proc.stdout == ""
+
+
+def test_the_default_step_model_must_exist_and_decides_alone(inputs):
+    """By default the step model decides the key steps; never built, the command says how to build it;
+    a key-clip selector beside it is refused (both would decide), and --keyclips turns it off."""
+    (inputs / "cfg.yaml").write_text("procedures:\n  step_model: models/steps-never-built\n  lexicon: cooking.lst\n")
+    proc = cookproc(inputs, "extract", "soup.vtt", "--config", "cfg.yaml")
+    assert proc.returncode == 1 and "steps-never-built: no step model here" in proc.stderr, proc.stderr
+    assert "--steps none" in proc.stderr and proc.stdout == ""
+    (inputs / "cfg.yaml").write_text("procedures:\n  step_model: models/steps-never-built\n  keyclip_model: models/x\n"
+                                     "  lexicon: cooking.lst\n")
+    proc = cookproc(inputs, "extract", "soup.vtt", "--config", "cfg.yaml")
+    assert proc.returncode == 1 and "both decide the key clips" in proc.stderr, proc.stderr
+    proc = cookproc(inputs, "extract", "soup.vtt", "--config", "cfg.yaml", "--keyclips", "none", "--format", "json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["settings"]["step_model"] is None, proc.stderr
 
 
 def test_the_default_tuple_extractor_must_exist(inputs, selector_dir):

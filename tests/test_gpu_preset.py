@@ -16,7 +16,7 @@ GPU_PRESET = PRESETS / "gpu.yaml"
 # are given device "cpu").
 TORCH_DEVICE_RULES = {"text_features", "keyclips_finetune", "supervised_finetune", "deploy_keyclip_selector",
                       "train_srl", "srl_parse_tagger", "video_frame_features", "video_tsm", "procedures_extract",
-                      "corpus_shard"}
+                      "corpus_shard", "caption_vectors"}
 
 
 def device_keys(config, path=()):
@@ -48,7 +48,7 @@ def test_the_preset_sets_every_device_key_to_cuda_and_nothing_else():
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     preset = yaml.safe_load(GPU_PRESET.read_text())
     assert sorted(device_keys(preset)) == sorted(device_keys(config))
-    assert len(list(device_keys(config))) == 4  # srl, video, keyclips, procedures
+    assert len(list(device_keys(config))) == 5  # srl, video, keyclips, captions, procedures
     full = merged("gpu")
     for path in device_keys(config):
         value = full

@@ -4,7 +4,7 @@ runs back up it.
 Read from the source with `ast` (imports at module level and inside functions alike, relative ones
 resolved), so a lazy import cannot hide an edge. The layering:
 
-    core  <-  data, scoring  <-  learn  <-  stages (srl, kiddon, video, keyclips, supervised)
+    core  <-  data, scoring  <-  learn  <-  stages (srl, kiddon, video, keyclips, supervised, captions)
     evaluation above the stages, app on top (evaluation never imports it); a stage imports only the
     layers below it (no other stage, no evaluation, no app); nothing imports snakemake; no two
     modules import each other, directly or round a longer loop.
@@ -24,7 +24,7 @@ from cookproc.core.deps import _library_imports
 
 REPO = Path(__file__).resolve().parents[1]
 LIBRARY = REPO / "workflow" / "cookproc"
-STAGES = {"srl", "kiddon", "video", "keyclips", "supervised"}
+STAGES = {"srl", "kiddon", "video", "keyclips", "supervised", "captions"}
 PACKAGES = {"core", "data", "scoring", "learn", "evaluation", "app"} | STAGES
 # The cookproc packages each lower package may import (itself always allowed).
 MAY_IMPORT = {"core": set(), "data": {"core"}, "scoring": {"core"}, "learn": {"core", "data"}}

@@ -128,7 +128,7 @@ def test_document_and_markdown():
         "clip_idx": 1, "start_s": 4.0, "end_s": None, "start": "00:00:04.0", "end": "--",
         "sentence": "Chop the onions_finely | fast.", "source_lines": [7], "is_key": True, "key_probability": None,
         "key_score": 0.75, "verbs": ["chop"], "args": ["the onions"],
-        "tuples": [{"verb": "chop", "args": ["the onions"]}]}
+        "tuples": [{"verb": "chop", "args": ["the onions"]}], "step": None}
     md = to_markdown(doc)
     assert "1. **00:00:04.0–end** chop (the onions) (key score 0.75)" in md
     assert "*Chop the onions\\_finely \\| fast.*" in md and "Sam" not in md  # only key clips are steps

@@ -175,7 +175,7 @@ def test_procedures_take_verbs_and_arguments_from_the_artifact_and_need_a_select
     settings = ProcedureSettings(segmentation="auto", max_clip_s=15.0, drop_sound_tags=True, extractor="srl-heur",
                                  srl_backend="spacy", tagger_model=None, device="cpu", lowercase=True,
                                  keyclip_model=None, tuple_model=str(path))
-    with pytest.raises(ValueError, match="needs procedures.keyclip_model"):
+    with pytest.raises(ValueError, match="needs procedures.step_model or procedures.keyclip_model"):
         load_extractor(settings, LEXICON)
 
 

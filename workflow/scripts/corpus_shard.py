@@ -11,7 +11,8 @@ with script_logging(snakemake) as log:
     configure_torch(snakemake.threads, snakemake.params.device, deterministic=snakemake.params.deterministic)
     settings = ProcedureSettings.from_config({**dict(snakemake.params.items()),
                                               "keyclip_model": (snakemake.input.keyclip_model or [None])[0],
-                                              "tuple_model": (snakemake.input.tuple_model or [None])[0]})
+                                              "tuple_model": (snakemake.input.tuple_model or [None])[0],
+                                              "step_model": (snakemake.input.step_model or [None])[0]})
     sources = list(snakemake.input.sources)
     log.info("[1/2] shard %s of %d: %d files", snakemake.wildcards.shard, snakemake.params.shards, len(sources))
     documents = procedure_documents(sources, settings, lexicon=snakemake.input.lexicon,

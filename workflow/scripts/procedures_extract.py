@@ -10,7 +10,8 @@ with script_logging(snakemake) as log:
     configure_torch(snakemake.threads, snakemake.params.device, deterministic=snakemake.params.deterministic)
     settings = ProcedureSettings.from_config({**dict(snakemake.params.items()),
                                               "keyclip_model": (snakemake.input.keyclip_model or [None])[0],
-                                              "tuple_model": (snakemake.input.tuple_model or [None])[0]})
+                                              "tuple_model": (snakemake.input.tuple_model or [None])[0],
+                                              "step_model": (snakemake.input.step_model or [None])[0]})
     document = extract_procedure(snakemake.input.subtitles, settings, lexicon=snakemake.input.lexicon,
                                  name=snakemake.wildcards.name, video=(snakemake.input.video or [None])[0],
                                  progress=LoggedProgress(f"extracting {snakemake.wildcards.name}"))

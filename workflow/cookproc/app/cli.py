@@ -66,11 +66,17 @@ def parser() -> argparse.ArgumentParser:
     extract.add_argument("--format", choices=("md", "json"),
                          help="output format (default: from --output's extension, else md)")
     extract.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of to stdout")
+    extract.add_argument("--steps", metavar="DIR",
+                         help="the step model's folder: key steps with the verbs, nouns and short text a person would "
+                              "write (default: the config's procedures.step_model, results/models/steps-captions-benchmark, "
+                              "built by `snakemake -c2 results/models/steps-captions-benchmark`); 'none' or 'null': "
+                              "none (then --keyclips, or the SRL extractor's rule, decides the key clips)")
     extract.add_argument("--keyclips", metavar="DIR",
-                         help="the trained key-clip selector's folder (default: the config's procedures.keyclip_model, "
-                              "results/models/keyclips-neural-text, built by `snakemake -c2 "
+                         help="a trained key-clip selector's folder instead of the step model (the config's "
+                              "procedures.keyclip_model; results/models/keyclips-neural-text is built by `snakemake -c2 "
                               "results/models/keyclips-neural-text`); 'none' or 'null': the SRL extractor's rule decides "
-                              "(and, without --tuples, the SRL extractor gives the tuples)")
+                              "(and, without --tuples, the SRL extractor gives the tuples). Either turns the step model "
+                              "off unless --steps is given")
     extract.add_argument("--tuples", metavar="DIR",
                          help="a trained tuple extractor for the verbs and arguments (default: the config's "
                               "procedures.tuple_model, results/models/tuples-supervised-text, built by `snakemake -c2 "
@@ -125,6 +131,13 @@ def extract(args: argparse.Namespace) -> None:
         section["keyclip_model"] = optional_path(args.keyclips)
     elif section["keyclip_model"]:
         section["keyclip_model"] = _relative_to(base, section["keyclip_model"])
+    # A key-clip selector, or an SRL rule, asked for by name decides the key clips instead of the step model.
+    if args.steps:
+        section["step_model"] = optional_path(args.steps)
+    elif args.keyclips is not None or args.model:
+        section["step_model"] = None
+    elif section.get("step_model"):
+        section["step_model"] = _relative_to(base, section["step_model"])
     # Naming an SRL extractor, or leaving the key clips to its rule, asks for the SRL extractor's
     # tuples: the trained tuple extractor has no key-clip rule.
     srl_asked = bool(args.model) or (args.keyclips is not None and optional_path(args.keyclips) is None)
@@ -153,6 +166,7 @@ def extract(args: argparse.Namespace) -> None:
         refuse_overwriting_inputs(args.output, [("subtitles", source), ("video", args.video), ("lexicon", lexicon),
                                                 ("config", args.config), ("tagger model", section["tagger_model"]),
                                                 ("key-clip selector", section["keyclip_model"]),
+                                                ("step model", section.get("step_model")),
                                                 ("tuple extractor", section.get("tuple_model"))])
     progress = ProgressBar(source.name, enabled=args.progress)
     try:

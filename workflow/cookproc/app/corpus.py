@@ -64,6 +64,11 @@ CORPUS_CLIPS = pa.schema(
         pa.field("args", STRING_LIST, nullable=False),
         pa.field("tuples", pa.list_(pa.struct([pa.field("verb", pa.string(), nullable=False),
                                                pa.field("args", STRING_LIST, nullable=False)])), nullable=False),
+        # The step as a person would write it (a step model's verbs, nouns and text); empty and null
+        # without a step model or for a clip that is not a step. verbs/args/tuples: the clip's own words.
+        pa.field("step_verbs", STRING_LIST, nullable=False),
+        pa.field("step_nouns", STRING_LIST, nullable=False),
+        pa.field("step_text", pa.string(), nullable=True),
         # The extractor (<extractor>-<backend>) and the segmentation that cut the video's clips.
         pa.field("extractor", pa.string(), nullable=False),
         pa.field("segmentation", pa.string(), nullable=False),
@@ -123,6 +128,9 @@ def document_rows(document: dict, source: str | Path) -> list[dict]:
         "start_s": clip["start_s"], "end_s": clip["end_s"], "source_lines": clip["source_lines"],
         "sentence": clip["sentence"], "is_key": clip["is_key"], "key_probability": clip["key_probability"],
         "key_score": clip["key_score"], "verbs": clip["verbs"], "args": clip["args"], "tuples": clip["tuples"],
+        "step_verbs": clip["step"]["verbs"] if clip["step"] else [],
+        "step_nouns": clip["step"]["nouns"] if clip["step"] else [],
+        "step_text": clip["step"]["text"] if clip["step"] else None,
         "extractor": document["extractor"], "segmentation": document["segmentation"],
     } for clip in document["clips"]]
 
@@ -274,6 +282,8 @@ def video_clips(table: pa.Table) -> dict[str, list[dict]]:
     videos: dict[str, list[dict]] = {}
     for row in table.to_pylist():
         row["start"], row["end"] = format_time(row["start_s"]), format_time(row["end_s"])
+        row["step"] = ({"verbs": row["step_verbs"], "nouns": row["step_nouns"], "text": row["step_text"]}
+                       if row["step_text"] else None)
         videos.setdefault(row["video_id"], []).append(row)
     return videos
 

@@ -22,8 +22,9 @@ from cookproc.app.cues import format_time
 #: Version of the JSON layout written by :func:`procedure_document` (2: key_probability,
 #: segmentation, timed; untimed clips; 3: key_clips_by, settings.keyclip_model; 4: input, the
 #: checks of the file and what they changed; 5: input.cue_order, the rolling captions' cues changed,
-#: the language's english_words, settings.longest_clip_s and strict).
-FORMAT_VERSION = 5
+#: the language's english_words, settings.longest_clip_s and strict; 6: each clip's step, the verbs,
+#: nouns and text a person would write, from a step model, and settings.step_model).
+FORMAT_VERSION = 6
 #: The JSON Schema every procedure document follows.
 DOCUMENT_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "procedure.schema.json"
 
@@ -35,6 +36,16 @@ class ProcedureTuple:
 
 
 @dataclass(frozen=True)
+class Step:
+    """A key step as a person would write it (a step model's, :mod:`cookproc.captions.model`): its
+    verbs and nouns (lemmas) and a short imperative text made of them and the clip's own words."""
+
+    verbs: tuple[str, ...]
+    nouns: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True)
 class ClipExtraction:
     is_key: bool
     key_score: float | None  # the extractor's confidence, not a probability (module doc)
@@ -42,6 +53,7 @@ class ClipExtraction:
     args: list[str]
     tuples: list[ProcedureTuple] = field(default_factory=list)
     key_probability: float | None = None  # P(key step); None for extractors without one
+    step: Step | None = None  # the step model's normalised step; None without one, or for a clip not a step
 
 
 def procedure_document(name: str, clips: Sequence[Clip], extractions: Sequence[ClipExtraction], *,
@@ -63,6 +75,8 @@ def procedure_document(name: str, clips: Sequence[Clip], extractions: Sequence[C
             "is_key": ext.is_key, "key_probability": ext.key_probability, "key_score": ext.key_score,
             "verbs": list(ext.verbs), "args": list(ext.args),
             "tuples": [{"verb": t.verb, "args": list(t.args)} for t in ext.tuples],
+            "step": None if ext.step is None else {"verbs": list(ext.step.verbs), "nouns": list(ext.step.nouns),
+                                                   "text": ext.step.text},
         })
     document = {
         "format_version": FORMAT_VERSION, "name": name, "source": source, "video": video,
@@ -180,7 +194,12 @@ def steps_markdown(name: str, source: str, extractor: str, clips: Sequence[dict]
         else:
             end = "end" if clip["end_s"] is None else clip["end"]  # a transcript's last line, no video
             when = f"{clip['start']}–{end}"
-        lines.append(f"{step}. **{when}** {actions or '(no tuple)'}{score}  ")
+        said = f"{actions or '(no tuple)'}{score}"
+        if clip.get("step"):  # a step model's text first, what the clip says below it
+            lines.append(f"{step}. **{when}** {md_escape(clip['step']['text'])}  ")
+            lines.append(f"   {said}  ")
+        else:
+            lines.append(f"{step}. **{when}** {said}  ")
         lines.append(f"   *{md_escape(clip['sentence'])}*")
     if not key_clips:
         lines.append("No key clips were found: no sentence describes a cooking step the extractor recognises.")

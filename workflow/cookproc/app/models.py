@@ -1,6 +1,6 @@
-"""The trained models and the lexicon an extractor loads: a key-clip selector
-(cookproc.keyclips.deploy), a tuple extractor (cookproc.supervised.deploy), the cooking lexicon of
-the srl-heur extractor. A model that is not built is refused with the command that builds it."""
+"""The trained models and the lexicon an extractor loads: a step model (cookproc.captions.deploy), a
+key-clip selector (cookproc.keyclips.deploy), a tuple extractor (cookproc.supervised.deploy), the
+cooking lexicon of the srl-heur extractor. A model that is not built is refused with the command that builds it."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -36,6 +36,19 @@ def load_selector(path: str | Path, device: str = "cpu"):
 
     return KeyClipSelector.load(path, device=device)
 
+
+
+def load_step_model(path: str | Path):
+    """A step model's folder (cookproc.captions.deploy), loaded (refused with the reason when it does not match)."""
+    from cookproc.core.errors import InputError
+
+    if not Path(path).exists():
+        raise InputError(path, "no step model here: build it with `snakemake -c2 "
+                               f"{path}` (it trains on YouCook2's captions), or set procedures.step_model to null "
+                               "(cookproc extract: --steps none) to let a key-clip selector or the extractor's rule decide")
+    from cookproc.captions.deploy import StepModelFolder
+
+    return StepModelFolder.load(path)
 
 
 def read_cooking_lexicon(path: str | Path) -> frozenset[str]:

@@ -17,8 +17,9 @@ from typing import Sequence
 
 from cookproc.app.documents import procedure_document
 from cookproc.app.extractors import Extractor, SelectedKeyClips, make_extractor
-from cookproc.app.models import load_selector, load_tuple_model, read_cooking_lexicon
+from cookproc.app.models import load_selector, load_step_model, load_tuple_model, read_cooking_lexicon
 from cookproc.app.progress import ProgressCallback
+from cookproc.app.steps import StepsFromCaptions
 from cookproc.app.subtitles import read_subtitles
 from cookproc.app.video_probe import video_info
 
@@ -39,7 +40,8 @@ class ProcedureSettings:
     tagger_model: str | None
     device: str
     lowercase: bool
-    keyclip_model: str | None = None  # a trained key-clip selector's folder; None: the extractor's rule
+    keyclip_model: str | None = None  # a trained key-clip selector's folder; None: the step model or the extractor's rule
+    step_model: str | None = None  # a step model's folder: key steps with the verbs, nouns and text a person would write
     tuple_model: str | None = None  # a trained tuple extractor's folder; None: the SRL extractor
     # How input is checked (cookproc.app.subtitles.read_subtitles, cookproc.app.language): the defaults of
     # the procedures section.
@@ -61,11 +63,15 @@ class ProcedureSettings:
 
 
 def load_extractor(settings: ProcedureSettings, lexicon: frozenset[str]) -> Extractor:
-    if settings.tuple_model and not settings.keyclip_model:
+    if settings.step_model and settings.keyclip_model:
+        raise ValueError("procedures.step_model and procedures.keyclip_model both decide the key clips: set one of them to "
+                         "null (cookproc extract: --steps none or --keyclips none)")
+    if settings.tuple_model and not (settings.keyclip_model or settings.step_model):
         raise ValueError("procedures.tuple_model gives verbs and arguments for every clip and has no key-clip rule: it "
-                         "needs procedures.keyclip_model (cookproc extract: --keyclips DIR); or set procedures.tuple_model to "
-                         "null too, for the SRL extractor and its rule")
-    # The selector first: when neither model is built, its message comes first.
+                         "needs procedures.step_model or procedures.keyclip_model (cookproc extract: --steps DIR or "
+                         "--keyclips DIR); or set procedures.tuple_model to null too, for the SRL extractor and its rule")
+    # The key-clip deciders first: when no model is built, their message comes first.
+    steps = load_step_model(settings.step_model) if settings.step_model else None
     selector = load_selector(settings.keyclip_model, settings.device) if settings.keyclip_model else None
     if settings.tuple_model:
         tuples = load_tuple_model(settings.tuple_model, settings.device, settings.lowercase)
@@ -73,6 +79,8 @@ def load_extractor(settings: ProcedureSettings, lexicon: frozenset[str]) -> Extr
         tuples = make_extractor(settings.extractor, srl_backend=settings.srl_backend, lexicon=lexicon,
                                 tagger_model=settings.tagger_model, device=settings.device,
                                 lowercase=settings.lowercase)
+    if steps is not None:
+        return StepsFromCaptions(steps, tuples, settings.device)
     if selector is None:
         return tuples
     return SelectedKeyClips(selector, tuples, settings.lowercase)
@@ -101,7 +109,7 @@ def procedure_documents(sources: Sequence[str | Path], settings: ProcedureSettin
     record = {"segmentation": settings.segmentation, "max_clip_s": settings.max_clip_s,
               "drop_sound_tags": settings.drop_sound_tags, "srl_backend": settings.srl_backend,
               "tagger_model": settings.tagger_model, "lowercase": settings.lowercase, "lexicon": str(lexicon),
-              "lexicon_size": len(words), "keyclip_model": settings.keyclip_model,
+              "lexicon_size": len(words), "keyclip_model": settings.keyclip_model, "step_model": settings.step_model,
               "tuple_model": settings.tuple_model, "rolling_captions": settings.rolling_captions,
               "max_sentence_chars": settings.max_sentence_chars, "long_sentences": settings.long_sentences,
               "language": settings.language, "other_language": settings.other_language,

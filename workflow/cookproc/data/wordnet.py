@@ -124,6 +124,29 @@ def verb_lemma(word: str) -> str:
 
 
 @functools.lru_cache(maxsize=65536)
+def _noun_lemma(nltk_data: str, word: str) -> str:
+    lemmas = _reader(nltk_data)._morphy(word, "n")
+    return min(lemmas, key=len) if lemmas else word
+
+
+def noun_lemma(word: str) -> str:
+    """WordNet's noun lemma of a word (shortest, as :func:`verb_lemma`), cached; the word itself
+    when WordNet has none."""
+    return _noun_lemma(nltk_data_dir(), word)
+
+
+@functools.lru_cache(maxsize=65536)
+def _noun_lexname(nltk_data: str, word: str) -> str:
+    synsets = _reader(nltk_data).synsets(word, pos="n")
+    return synsets[0].lexname() if synsets else "none"
+
+
+def noun_lexname(word: str) -> str:
+    """The lexicographer file of a noun's first WordNet sense ("noun.food"), or "none"."""
+    return _noun_lexname(nltk_data_dir(), word)
+
+
+@functools.lru_cache(maxsize=65536)
 def _has_verb_synset(nltk_data: str, word: str) -> bool:
     return bool(_reader(nltk_data).synsets(word, pos="v"))
 

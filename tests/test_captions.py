@@ -1,0 +1,94 @@
+"""The caption stage's pieces: the people's split, the words of a step as people write them, the
+captions' alignment, the boosted trees kept as arrays, the step text."""
+from __future__ import annotations
+
+import hashlib
+import itertools
+
+import numpy as np
+import pytest
+
+from cookproc.captions.align import align_video, alignment_quality, monotonic_alignment
+from cookproc.captions.step_text import step_text
+from cookproc.data.captions import people_split, read_video_texts
+from cookproc.data.step_words import Phrase, argument_nouns, caption_words, transcript_words, verb_lemma
+from cookproc.learn.boosted_trees import fit_classifier, predict_proba, tree_arrays
+
+
+def test_the_people_split_is_fixed_by_the_sha1_of_the_video_id():
+    for video in ("vidExtra007", "vidExtra013", "abc", "zMrDtnzoSiw"):
+        prefix = hashlib.sha1(video.encode("utf-8")).hexdigest()[0]
+        assert people_split(video, in_benchmark=False) == ("test" if prefix in "0123" else "train")
+        assert people_split(video, in_benchmark=True) == "train"  # a benchmark video is never a people's test video
+
+
+def test_the_mirror_has_the_issue_s_315_test_videos(mirror):
+    import pandas as pd
+
+    texts = read_video_texts(mirror / "youcook2/transcript", mirror / "youcook2/split")
+    benchmark = set(pd.read_csv(mirror / "youcook2/reviewed_0812.csv")["VideoUrl"].dropna().str.split("v=").str[-1])
+    splits = [people_split(v, v in benchmark) for v in texts]
+    assert len(texts) == 1736 and splits.count("test") == 315
+
+
+def test_a_caption_s_imperative_verbs_and_head_nouns():
+    chop, add, season, boiled = caption_words(["crush and chop the garlic", "add oil garlic and salt to a bowl",
+                                               "season with salt and cover the pot", "boil the pasta in boiled water"])
+    assert chop.verbs == ("crush", "chop") and chop.nouns == ("garlic",)
+    assert add.verbs == ("add",) and add.nouns == ("garlic", "salt", "bowl")  # "oil" modifies "garlic" here
+    assert season.verbs == ("season", "cover") and ("season", "pot") in season.pairs
+    assert boiled.verbs == ("boil",)  # the participle "boiled" is an adjective, not a step's verb
+
+
+def test_one_lemmatisation_for_captions_and_systems():
+    [said] = transcript_words(["we 're going to throw the chopped onions in this pan"])
+    assert {"throw", "chop"} <= set(said.verbs) and said.nouns == ("onion", "pan")
+    assert Phrase("onion", "the chopped onions") in said.phrases and Phrase("pan", "this pan", "in") in said.phrases
+    assert verb_lemma("Chopped") == "chop" and verb_lemma("put in") == "put"
+    assert argument_nouns(["the tomato sauce", "chopped onions", "the sauce"]) == ("sauce", "onion")
+
+
+def brute_force(score):
+    n_captions, n_sentences = score.shape
+    paths = (p for p in itertools.product(range(n_sentences), repeat=n_captions)
+             if all(a <= b for a, b in zip(p, p[1:])))
+    return max(sum(score[i, j] for i, j in enumerate(p)) for p in paths)
+
+
+def test_the_monotonic_alignment_is_the_best_order_keeping_one():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        score = rng.integers(0, 4, size=(rng.integers(1, 5), rng.integers(1, 6))).astype(float)
+        path = monotonic_alignment(score)
+        assert all(a <= b for a, b in zip(path, path[1:]))
+        assert sum(score[i, j] for i, j in enumerate(path)) == brute_force(score)
+
+
+def test_an_alignment_follows_the_captions_words_and_is_checked_against_key_clips():
+    captions = caption_words(["chop the onions", "fry the onions in oil"])
+    sentences = transcript_words(["hello everyone", "first chop the onions", "then fry them in oil", "bye"])
+    vectors = np.eye(4)  # uninformative vectors: the words decide
+    path, _ = align_video(np.ones((2, 4)), vectors, captions, sentences, lexical_weight=1.0)
+    assert path == [1, 2]
+    quality = alignment_quality({"v": path}, {"v": np.array([False, True, False, True])})
+    assert (quality["precision"], quality["recall"], quality["key_share"]) == (50.0, 50.0, 50.0)
+
+
+def test_boosted_trees_kept_as_arrays_predict_as_scikit_learn():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(2000, 5))
+    X[::9, 2] = np.nan
+    y = (X[:, 0] + np.nan_to_num(X[:, 2]) * X[:, 1] > 0.2).astype(int)
+    model = fit_classifier(X, y, max_iter=40, learning_rate=0.1, max_leaf_nodes=15, seed=0)
+    assert np.allclose(predict_proba(tree_arrays(model), X), model.predict_proba(X)[:, 1], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("verbs,nouns,expected", [
+    (["add"], ["onion", "pan"], "add the chopped onions in the pan"),
+    (["stir", "cook"], ["onion"], "stir and cook the chopped onions"),
+    (["mix"], [], "mix"),
+    ([], ["onion"], ""),
+])
+def test_a_step_text_is_made_of_the_step_s_words_and_the_clip_s(verbs, nouns, expected):
+    [said] = transcript_words(["now throw the chopped onions in my pan"])
+    assert step_text(verbs, nouns, said.phrases) == expected

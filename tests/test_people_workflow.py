@@ -1,0 +1,123 @@
+"""The caption and people stages as workflow rules, on the fixture: nothing trained, counted or chosen
+sees the people's test videos' captions; the people's table and the user's step model come out."""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fixtures import EXTRA_VIDEOS, make_workdir, run_snakemake, write_tiny_upstream  # noqa: E402
+
+from cookproc.data.captions import people_split  # noqa: E402
+
+TEST_VIDEOS = sorted(v for v in EXTRA_VIDEOS if people_split(v, in_benchmark=False) == "test")
+TRAINED = ["results/captions/captions.train.parquet", "results/captions/alignment.parquet",
+           "results/captions/models/steps-captions/arrays.npz", "results/captions/models/steps-captions/model.json",
+           "results/captions/models/steps-captions-benchmark/arrays.npz",
+           "results/captions/models/steps-captions-benchmark/model.json"]
+
+
+def digest(path: Path) -> str:
+    if path.suffix == ".parquet":  # the data, not the footer's provenance (which names the inputs' digests)
+        import pyarrow.parquet as pq
+
+        from cookproc.core import integrity
+
+        return json.dumps(sorted(integrity.stored_digests(pq.read_metadata(path).metadata).items()))
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def clean_and_poisoned(tmp_path_factory):
+    """The stages run on the fixture, and again with every people's test video's captions replaced."""
+    base = tmp_path_factory.mktemp("people")
+    runs = {}
+    for name in ("clean", "poisoned"):
+        upstream = write_tiny_upstream(base / name / "upstream")
+        if name == "poisoned":
+            for video in TEST_VIDEOS:
+                (upstream / "youcook2/split" / f"{video}.txt").write_text(
+                    "knead the dough\ngrill the fish on the barbecue\n", encoding="utf-8")
+        workdir = make_workdir(base / name / "run", upstream, {})
+        run_snakemake(workdir, "results/people.csv", "results/models/steps-captions-benchmark")
+        runs[name] = workdir
+    return runs
+
+
+@pytest.mark.slow
+def test_no_trained_artifact_sees_the_test_videos_captions(clean_and_poisoned):
+    assert len(TEST_VIDEOS) >= 2
+    clean, poisoned = clean_and_poisoned["clean"], clean_and_poisoned["poisoned"]
+    for rel in TRAINED:
+        assert digest(clean / rel) == digest(poisoned / rel), f"{rel} changed with the test videos' captions"
+    # The poison did reach what reads the test captions: the reference and the scores.
+    assert digest(clean / "results/captions/captions.test.parquet") != digest(
+        poisoned / "results/captions/captions.test.parquet")
+    assert not pd.read_csv(clean / "results/people.csv").equals(pd.read_csv(poisoned / "results/people.csv"))
+
+
+@pytest.mark.slow
+def test_the_people_table_has_every_system_and_the_model_card_its_scores(clean_and_poisoned):
+    run = clean_and_poisoned["clean"]
+    table = pd.read_csv(run / "results/people.csv")
+    assert list(table["system"]) == ["constant-prior", "srl-heur-spacy", "steps-captions", "steps-captions-benchmark"]
+    assert (table["n_videos"] == len(TEST_VIDEOS)).all()
+    assert ((table["verbs_f1_low"] <= table["verbs_f1"]) & (table["verbs_f1"] <= table["verbs_f1_high"])).all()
+    card = (run / "results/models/steps-captions-benchmark/MODEL_CARD.md").read_text(encoding="utf-8")
+    row = table.set_index("system").loc["steps-captions-benchmark"]
+    assert f"On the {len(TEST_VIDEOS)} videos of the people's test set" in card and f"{row['verbs_f1']:.1f}" in card
+
+
+@pytest.mark.slow
+def test_a_step_s_nouns_are_said_in_its_span_and_its_text_is_written(clean_and_poisoned):
+    from cookproc.core.parquet_io import read_table
+
+    run = clean_and_poisoned["clean"]
+    steps = read_table(run / "results/people/procedures/steps-captions-benchmark.parquet").to_pandas()
+    sentences = read_table(run / "results/captions/sentences.parquet").to_pandas().set_index(["video_id", "clip_idx"])
+    window = json.loads((run / "results/captions/models/steps-captions-benchmark/model.json").read_text())["thresholds"][
+        "noun_window"]
+    for row in steps[steps["is_key"]].itertuples():
+        said = {n for k in range(row.clip_idx - window, row.clip_idx + window + 1)
+                if (row.video_id, k) in sentences.index for n in sentences.loc[(row.video_id, k), "nouns"]}
+        assert set(row.step_nouns) <= said, (row.video_id, row.clip_idx)
+        assert row.step_text and row.step_text.split()[0] == row.step_verbs[0]
+
+
+@pytest.mark.slow
+def test_a_user_gets_the_step_model_s_steps_in_the_json_the_markdown_and_the_corpus(clean_and_poisoned, tmp_path):
+    from cookproc.app.corpus import CORPUS_CLIPS, documents_table
+    from cookproc.app.documents import FORMAT_VERSION, to_markdown, validate_document
+    from cookproc.app.procedures import ProcedureSettings, procedure_documents
+
+    run = clean_and_poisoned["clean"]
+    model = run / "results/models/steps-captions-benchmark"
+    narration = Path(__file__).resolve().parents[1] / "examples/narration.txt"
+    proc = __import__("subprocess").run(
+        [sys.executable, "-m", "cookproc.app.cli", "extract", str(narration), "--steps", str(model), "--tuples", "none",
+         "--lexicon", str(run.parent / "upstream/youcook2/1.2.cooking_vocab.strict_filtered.unsorted.lst"),
+         "--format", "json"], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    validate_document(document)
+    assert document["format_version"] == FORMAT_VERSION == 6 and document["key_clips_by"] == model.name
+    steps = [c for c in document["clips"] if c["is_key"]]
+    assert steps and all(c["step"] and c["step"]["text"].startswith(c["step"]["verbs"][0]) for c in steps)
+    assert all(c["step"] is None for c in document["clips"] if not c["is_key"])
+    assert steps[0]["step"]["text"] in to_markdown(document)
+
+    settings = ProcedureSettings.from_config({**json.loads(proc.stdout)["settings"], "extractor": "srl-heur",
+                                              "device": "cpu", "step_model": str(model), "tuple_model": None})
+    sources = sorted((run.parent / "upstream/youcook2/transcript").glob("vidExtra00[79].txt"))
+    documents = procedure_documents(sources, settings, lexicon=document["settings"]["lexicon"])
+    table = documents_table(documents, sources)
+    assert table.schema.equals(CORPUS_CLIPS) or table.schema.names == CORPUS_CLIPS.names
+    rows = table.to_pylist()
+    assert any(r["step_text"] for r in rows) and all(bool(r["step_verbs"]) == r["is_key"] for r in rows)

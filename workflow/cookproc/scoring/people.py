@@ -1,0 +1,136 @@
+"""Scoring procedures against people, per video: YouCook2's human step captions of the people's test videos.
+
+For each test video, a system's procedure (its steps, each a span of the transcript) and the
+video's captions are reduced to the words of a step as people write them
+(:mod:`cookproc.data.step_words`: one lemmatisation for both sides), and compared as sets:
+
+- ``verbs``: the union of the steps' verb lemmas against the captions' (P / R / F1);
+- ``idf_verbs``: the same sets, each verb weighted by its inverse document frequency over the
+  *training* videos' captions, ``ln((1 + N) / (1 + df))`` (N training videos, df of them whose
+  captions use the verb), so that "add", in most videos' captions, counts little and a verb no
+  training caption has counts most;
+- ``nouns``: head-noun lemmas of the steps' arguments against the captions' head nouns;
+- ``pairs``: (verb, noun) pairs taken within one step (one caption) on both sides;
+- ``order``: Kendall's tau-b between the order in which the matched verbs (in both sets) first
+  appear in the steps and in the captions; undefined (left out of the mean) for a video with fewer
+  than two matched verbs or with every matched verb first appearing in one step on a side.
+
+Per video, P = matched / predicted (0 for no prediction), R = matched / in the captions, F1 their
+harmonic mean (0 when both are 0); each score is the macro mean over the test videos (a video
+whose captions have no word of a kind is left out of that kind's mean), in percent (tau as is).
+The table, with intervals (a percentile bootstrap over videos), is :mod:`cookproc.evaluation.people`'s.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, Protocol, Sequence
+
+import numpy as np
+import pandas as pd
+
+
+class StepWords(Protocol):
+    """A step's (or a caption's) words: :class:`cookproc.data.step_words.StepWords`."""
+
+    verbs: Sequence[str]
+    nouns: Sequence[str]
+
+    @property
+    def pairs(self) -> Sequence[tuple[str, str]]: ...
+
+KINDS = ("verbs", "idf_verbs", "nouns", "pairs")
+#: Columns of the per-video score table, in order.
+VIDEO_COLUMNS = [f"{k}_{m}" for k in KINDS for m in ("precision", "recall", "f1")] + ["order_tau"]
+
+
+def idf_weights(captions_by_video: Mapping[str, Sequence[StepWords]]) -> dict[str, float]:
+    """``ln((1 + N) / (1 + df))`` of each verb of the given (training) videos' captions."""
+    df: dict[str, int] = {}
+    for steps in captions_by_video.values():
+        for verb in {v for s in steps for v in s.verbs}:
+            df[verb] = df.get(verb, 0) + 1
+    n = len(captions_by_video)
+    return {verb: math.log((1 + n) / (1 + count)) for verb, count in sorted(df.items())}
+
+
+def unseen_weight(n_training_videos: int) -> float:
+    """The IDF weight of a verb no training caption uses."""
+    return math.log(1 + n_training_videos)
+
+
+def _prf(predicted: set, reference: set, weight=None) -> tuple[float, float, float] | None:
+    if not reference:
+        return None
+    w = weight or (lambda item: 1.0)
+    matched = sum(w(i) for i in predicted & reference)
+    total_predicted, total_reference = sum(w(i) for i in predicted), sum(w(i) for i in reference)
+    precision = matched / total_predicted if total_predicted else 0.0
+    recall = matched / total_reference if total_reference else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def first_positions(steps: Sequence[StepWords]) -> dict[str, int]:
+    """Each verb's index of the first step that has it."""
+    first: dict[str, int] = {}
+    for i, step in enumerate(steps):
+        for verb in step.verbs:
+            first.setdefault(verb, i)
+    return first
+
+
+def order_tau(steps: Sequence[StepWords], captions: Sequence[StepWords]) -> float:
+    """Kendall's tau-b of the matched verbs' first positions (NaN where undefined: module doc)."""
+    from scipy.stats import kendalltau
+
+    ours, theirs = first_positions(steps), first_positions(captions)
+    matched = sorted(set(ours) & set(theirs))
+    if len(matched) < 2:
+        return math.nan
+    a, b = [ours[v] for v in matched], [theirs[v] for v in matched]
+    if len(set(a)) < 2 or len(set(b)) < 2:
+        return math.nan
+    return float(kendalltau(a, b).statistic)
+
+
+def score_video(steps: Sequence[StepWords], captions: Sequence[StepWords], idf: Mapping[str, float],
+                unseen: float) -> dict[str, float]:
+    """The per-video scores (fractions; NaN where a kind is undefined) of one system's steps."""
+    sets = {
+        "verbs": ({v for s in steps for v in s.verbs}, {v for c in captions for v in c.verbs}),
+        "nouns": ({n for s in steps for n in s.nouns}, {n for c in captions for n in c.nouns}),
+        "pairs": ({p for s in steps for p in s.pairs}, {p for c in captions for p in c.pairs}),
+    }
+    sets["idf_verbs"] = sets["verbs"]
+    out: dict[str, float] = {}
+    for kind in KINDS:
+        weight = (lambda verb: idf.get(verb, unseen)) if kind == "idf_verbs" else None
+        prf = _prf(*sets[kind], weight)
+        for metric, value in zip(("precision", "recall", "f1"), prf or (math.nan,) * 3):
+            out[f"{kind}_{metric}"] = value
+    out["order_tau"] = order_tau(steps, captions)
+    return out
+
+
+def video_scores(system: Mapping[str, Sequence[StepWords]], captions: Mapping[str, Sequence[StepWords]],
+                 idf: Mapping[str, float], unseen: float) -> pd.DataFrame:
+    """One row per test video (every video of ``captions``; a video the system has no procedure
+    for scores as empty), sorted by video id."""
+    rows = []
+    for video in sorted(captions):
+        rows.append({"video_id": video, "n_steps": len(system.get(video, ())),
+                     **score_video(system.get(video, ()), captions[video], idf, unseen)})
+    return pd.DataFrame(rows, columns=["video_id", "n_steps", *VIDEO_COLUMNS])
+
+
+def _mean(values: np.ndarray) -> float:
+    defined = values[~np.isnan(values)]
+    return float(defined.mean()) if len(defined) else math.nan
+
+
+def macro(scores: pd.DataFrame) -> dict[str, float]:
+    """Macro means over videos (NaN rows left out; NaN when none is defined), P/R/F1 in percent,
+    tau as is."""
+    out = {c: _mean(scores[c].to_numpy(dtype=float)) * (1 if c == "order_tau" else 100) for c in VIDEO_COLUMNS}
+    out["order_videos"] = int(scores["order_tau"].notna().sum())
+    return out
