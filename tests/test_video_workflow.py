@@ -18,7 +18,7 @@ import pytest
 from cookproc.core.parquet_io import read_parquet
 from cookproc.core.schemas import ALIGNED_SEGMENTS, TSM_SEGMENTS, TUPLES
 from cookproc.video.resnet import EMBEDDING_DIM, FRAME_FEATURES
-from fixtures import EPIC_NOUNS, EPIC_VERBS, REPO, VIDEOS, make_workdir, n_clips, write_tiny_upstream
+from fixtures import EPIC_NOUNS, EPIC_VERBS, EXTRA_VIDEOS, REPO, VIDEOS, make_workdir, n_clips, write_tiny_upstream
 from test_video_frames import make_video
 from test_video_resnet import save_random_resnet
 from test_video_tsm import save_random_tsm
@@ -127,7 +127,7 @@ def test_own_tsm_labels_every_segment_and_aligns_to_every_clip(finished):
     assert hit == {(v, c) for v in VIDEO_SECONDS for c in range(len(VIDEOS[v][1]))}
     assert (finished / "results/video/aligned/tsm.paper.parquet").exists()
     imported = read_parquet(finished / "results/video/tsm/upstream.parquet", TSM_SEGMENTS)
-    assert set(imported.column("video_id").to_pylist()) == set(VIDEOS) | {"vidExtra005", "vidExtra006"}
+    assert set(imported.column("video_id").to_pylist()) == set(VIDEOS) | set(EXTRA_VIDEOS)
 
 
 def test_every_visual_system_has_one_row_per_benchmark_clip(finished):

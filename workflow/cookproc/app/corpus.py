@@ -128,9 +128,9 @@ def document_rows(document: dict, source: str | Path) -> list[dict]:
         "start_s": clip["start_s"], "end_s": clip["end_s"], "source_lines": clip["source_lines"],
         "sentence": clip["sentence"], "is_key": clip["is_key"], "key_probability": clip["key_probability"],
         "key_score": clip["key_score"], "verbs": clip["verbs"], "args": clip["args"], "tuples": clip["tuples"],
-        "step_verbs": clip["step"]["verbs"] if clip["step"] else [],
-        "step_nouns": clip["step"]["nouns"] if clip["step"] else [],
-        "step_text": clip["step"]["text"] if clip["step"] else None,
+        "step_verbs": clip["step"]["verbs"] if clip.get("step") else [],
+        "step_nouns": clip["step"]["nouns"] if clip.get("step") else [],
+        "step_text": clip["step"]["text"] if clip.get("step") else None,
         "extractor": document["extractor"], "segmentation": document["segmentation"],
     } for clip in document["clips"]]
 

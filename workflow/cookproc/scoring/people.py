@@ -62,8 +62,9 @@ def _prf(predicted: set, reference: set, weight=None) -> tuple[float, float, flo
     if not reference:
         return None
     w = weight or (lambda item: 1.0)
-    matched = sum(w(i) for i in predicted & reference)
-    total_predicted, total_reference = sum(w(i) for i in predicted), sum(w(i) for i in reference)
+    # math.fsum: exact, so the order a set iterates in (PYTHONHASHSEED) never moves the last bit.
+    matched = math.fsum(w(i) for i in predicted & reference)
+    total_predicted, total_reference = math.fsum(w(i) for i in predicted), math.fsum(w(i) for i in reference)
     precision = matched / total_predicted if total_predicted else 0.0
     recall = matched / total_reference if total_reference else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
