@@ -2,11 +2,21 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from fixtures import REPO, write_tiny_upstream
+
+# Test files import each other's helpers by module name (`from test_video_frames import make_video`),
+# across folders too (unit/<package>/, workflow/, contracts/): pytest puts each test file's own folder
+# on sys.path only when it collects that file, so every folder of test files goes there first (their
+# basenames are unique), whatever the collection order and when a single file is run.
+TESTS = Path(__file__).resolve().parent
+for _folder in sorted({path.parent for path in TESTS.rglob("test_*.py")}, reverse=True):
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 # Keep tests light on the 2-core machines they run on.
 os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -43,12 +43,10 @@ def test_most_frequent_breaks_ties_alphabetically():
 
 
 def test_real_table2(mirror):
-    from pathlib import Path
-
     from cookproc.data.dataset import read_benchmark_csv, read_repairs
+    from fixtures import REPO
 
-    repo = Path(__file__).resolve().parents[1]
-    clips = read_benchmark_csv(mirror / "youcook2/reviewed_0812.csv", repairs=read_repairs(repo / "workflow/schemas/upstream-repairs.tsv"))
+    clips = read_benchmark_csv(mirror / "youcook2/reviewed_0812.csv", repairs=read_repairs(REPO / "workflow/schemas/upstream-repairs.tsv"))
     table, _ = table2(clips)
     rows = {r["field"]: r for r in table.to_pylist()}
     assert (rows["verbs"]["items"], rows["arguments"]["items"]) == (4004, 6070)

@@ -1,13 +1,11 @@
 """Pinned checksums of the upstream files; the download of the pinned commit (from a local archive)."""
 import tarfile
-from pathlib import Path
 
 import pytest
 
 from cookproc.core.errors import InputError
 from cookproc.data.upstream import compute_checksums, download, format_checksums, verify
-
-REPO = Path(__file__).resolve().parents[1]
+from fixtures import REPO
 
 
 def pin(root, path):

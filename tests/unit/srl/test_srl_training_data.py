@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from cookproc.srl.training_data import build_training_data
+from fixtures import REPO
 
 SKEL = """\
 google/ewt/answers/00/d1.xml 0 0 [WORD] PRP (TOP(S(NP*) - - (ARG0*) *
@@ -85,7 +86,7 @@ def test_token_count_mismatch_is_counted_not_hidden(tmp_path):
     assert "sentences not aligned (skipped): 1" in report.as_text()
 
 
-EWT = Path(__file__).resolve().parents[2] / "shared/data/propbank-ewt"
+EWT = REPO.parent / "shared/data/propbank-ewt"
 
 
 @pytest.mark.skipif(not (EWT / "propbank-release").is_dir(), reason="PropBank EWT not present")

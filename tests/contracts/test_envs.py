@@ -8,12 +8,12 @@ import ast
 import importlib.metadata
 import re
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+from fixtures import REPO
+
 ENV_FILES = sorted((REPO / "envs").glob("*.yaml"))
 # Requirements that no rule's job imports: Snakemake and its executor run on the submitting host;
 # pytest, pytest-xdist, munkres (the assignment solver of upstream's reference scorer) and

@@ -1,5 +1,4 @@
 """The paper's numbers (docs/protocol.md §5) from the upstream prediction files on the real mirror, cell by cell."""
-from pathlib import Path
 
 import pytest
 
@@ -7,8 +6,7 @@ from cookproc.data.dataset import read_benchmark_csv, read_repairs
 from cookproc.evaluation.systems import import_upstream_keyclips, import_upstream_srl
 from cookproc.core.formatting import format_number
 from cookproc.evaluation.tables import PERCENT_DIGITS, table4, table5
-
-REPO = Path(__file__).resolve().parents[1]
+from fixtures import REPO
 
 # P / R / F1 per (field, mode): docs/protocol.md §5, SRL w/ heur.
 SRL_HEUR = {

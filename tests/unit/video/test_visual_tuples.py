@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -16,9 +15,8 @@ from cookproc.core.schemas import ALIGNED_SEGMENTS, TUPLES
 from cookproc.video.epic import NOUN, VERB, noun_words, read_epic_classes, verb_words
 from cookproc.video.tuples import (VisualConfig, build_visual_systems, choose_by_gold, system_name, tie_order,
                                    wordnet_neighbours)
+from fixtures import REPO
 from test_visual_align import clips_table
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def write_classes(path, kind, classes):
@@ -174,7 +172,7 @@ def test_outputs_do_not_depend_on_the_hash_seed(tmp_path, epic):
     write_classes(tmp_path / "n.csv", NOUN, NOUN_CLASSES)
     script = textwrap.dedent(f"""
         import sys
-        sys.path.insert(0, {str(REPO / 'tests')!r})
+        sys.path[:0] = {[os.path.dirname(os.path.abspath(__file__)), str(REPO / 'tests')]!r}  # this file's folder; fixtures
         from cookproc.video.epic import read_epic_classes
         from cookproc.video.tuples import VisualConfig, build_visual_systems
         from test_visual_tuples import LABELS, UTTERANCE, aligned_rows, clip_rows

@@ -4,15 +4,14 @@ import csv
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from cookproc.evaluation import numbers as nb
 from cookproc.evaluation import render
 from cookproc.core.errors import InputError
+from fixtures import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 RUN = {"commit": "0123456789abcdef", "dirty": False, "date": "2026-12-04", "config_digest": "c0ffee", "code": "d1"}
 
 

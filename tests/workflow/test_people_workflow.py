@@ -11,9 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: fixtures
 
-from fixtures import EXTRA_VIDEOS, make_workdir, run_snakemake, write_tiny_upstream  # noqa: E402
+from fixtures import EXTRA_VIDEOS, REPO, make_workdir, run_snakemake, write_tiny_upstream  # noqa: E402
 
 from cookproc.data.captions import people_split  # noqa: E402
 
@@ -99,7 +99,7 @@ def test_a_user_gets_the_step_model_s_steps_in_the_json_the_markdown_and_the_cor
 
     run = clean_and_poisoned["clean"]
     model = run / "results/models/steps-captions-benchmark"
-    narration = Path(__file__).resolve().parents[1] / "examples/narration.txt"
+    narration = REPO / "examples/narration.txt"
     proc = __import__("subprocess").run(
         [sys.executable, "-m", "cookproc.app.cli", "extract", str(narration), "--steps", str(model), "--tuples", "none",
          "--lexicon", str(run.parent / "upstream/youcook2/1.2.cooking_vocab.strict_filtered.unsorted.lst"),

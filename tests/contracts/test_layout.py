@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from cookproc.core.deps import _library_imports
+from fixtures import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 LIBRARY = REPO / "workflow" / "cookproc"
 STAGES = {"srl", "kiddon", "video", "keyclips", "supervised", "captions"}
 PACKAGES = {"core", "data", "scoring", "learn", "evaluation", "app"} | STAGES

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from fixtures import REPO
+
 PROFILE = REPO / "profiles" / "slurm"
 SMOKE_SNAKEFILE = REPO / "tests" / "slurm" / "Snakefile"
 # Snakemake under `timeout -s INT`: on a hang (e.g. a status command that never reports) it is

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from fixtures import REPO
+
 BIN = Path(sys.executable).parent
 
 

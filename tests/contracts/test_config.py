@@ -8,8 +8,8 @@ import yaml
 from snakemake.utils import validate
 
 from cookproc.core.config_schema import CONFIG_SCHEMA, ConfigError, optional_path, validate_config
+from fixtures import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(CONFIG_SCHEMA)
 
 

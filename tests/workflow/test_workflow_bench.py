@@ -1,8 +1,7 @@
 """The parts of bench/workflow_bench.py that turn a run into the numbers the docs report."""
 import importlib.util
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from fixtures import REPO
 
 
 def _bench():

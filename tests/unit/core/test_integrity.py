@@ -21,8 +21,7 @@ from cookproc.core.schemas import SchemaError, conform
 from cookproc.srl.predict import load_tagger
 from cookproc.srl.tagger import HeadConfig, Tagger, Vocab
 from cookproc.srl.training import save_tagger
-
-REPO = Path(__file__).resolve().parents[1]
+from fixtures import REPO
 
 # Every kind of column the workflow writes: strings (dictionary-encoded), ints, bools, nullable
 # floats and ints, string lists and a fixed-size float32 vector.

@@ -1,15 +1,12 @@
 """Parsing the benchmark CSV: values as docs/protocol.md §2 says, and errors that name file, line and column."""
 import csv
-from pathlib import Path
 
 import pytest
 
 from cookproc.data.dataset import (Repair, parse_timestamp, read_benchmark_csv, read_repairs, split_items,
                               video_durations_from_manifest)
 from cookproc.core.errors import InputError
-from fixtures import HEADER, n_clips
-
-REPO = Path(__file__).resolve().parents[1]
+from fixtures import HEADER, REPO, n_clips
 
 
 def write_csv(path, rows, header=HEADER):

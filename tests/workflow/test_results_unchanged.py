@@ -17,7 +17,7 @@ What is compared, and how:
 
 A deliberate change of results rewrites the record:
 
-    PYTHONPATH=workflow .venv/bin/python tests/test_results_unchanged.py --write
+    PYTHONPATH=workflow .venv/bin/python tests/workflow/test_results_unchanged.py --write
 
 and the diff of the .tsv shows which outputs changed.
 """
@@ -36,11 +36,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+TESTS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(TESTS))  # fixtures, also when run as a script (--write)
 
 from fixtures import make_workdir, run_snakemake, write_tiny_upstream  # noqa: E402
 
-RECORD = Path(__file__).resolve().parent / "data" / "fixture_results.tsv"
+RECORD = TESTS / "data" / "fixture_results.tsv"
 VALUES = RECORD.with_name("fixture_values.npz")
 COMPARED_SUFFIXES = {".parquet", ".csv", ".tsv", ".md", ".png", ".lst", ".txt"}
 VOLATILE_NUMBERS_KEYS = ("run", "run_times")  # the commit, config digest and date; wall times
