@@ -53,8 +53,9 @@ def shared_data_stays_untouched():
 # The longest test files, longest first (measured with --durations). Two workers (`-n 2 --dist
 # loadfile`) take files in collection order, so these start early instead of one of them running
 # alone at the end; xdist's own reordering (by number of tests) is turned off for that reason.
-LONGEST_FILES = ["test_rerun.py", "test_corpus.py", "test_slurm.py", "test_video_workflow.py",
-                 "test_procedures.py", "test_cli.py", "test_kiddon_workflow.py", "test_workflow.py"]
+# Matched by file name, in whichever folder of tests/ the file lies (basenames are unique).
+LONGEST_FILES = ["test_rerun.py", "test_corpus_workflow.py", "test_slurm.py", "test_video_workflow.py",
+                 "test_procedures_workflow.py", "test_cli.py", "test_kiddon_workflow.py", "test_workflow.py"]
 
 
 def pytest_configure(config):
