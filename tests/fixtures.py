@@ -284,10 +284,10 @@ def fixture_overrides(upstream_dir: str | Path, scratch_dir: str | Path) -> dict
             "people": {"systems": ["srl-heur-spacy", "steps-captions", "steps-captions-benchmark"], "max_constant": 5,
                        "bootstrap": {"resamples": 200}},
             # A user's procedures by the benchmark's deployed models (the default before the step model),
-            # unless a test asks for the step model (tests/test_people_workflow.py): it trains on captions.
+            # unless a test asks for the step model (tests/workflow/test_people_workflow.py): it trains on captions.
             "procedures": {"step_model": None, "keyclip_model": "results/models/keyclips-neural-text"},
             # The default target's numbers file without the deployed models (tests that want them
-            # list them: tests/test_numbers.py).
+            # list them: tests/workflow/test_numbers_workflow.py).
             "numbers": {"models": []}}
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bring up a throw-away one-node SLURM cluster on this machine (munged, slurmctld, slurmd) for
-# the workflow's cluster test (tests/test_slurm.py), and wait until its node is idle.
+# the workflow's cluster test (tests/workflow/test_slurm.py), and wait until its node is idle.
 #
 #   bash .ci/slurm/start.sh      # installs Debian's packages when missing, writes the config, starts
 #   bash .ci/slurm/stop.sh       # stops exactly the daemons this script started (by PID)

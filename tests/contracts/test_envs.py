@@ -18,7 +18,7 @@ ENV_FILES = sorted((REPO / "envs").glob("*.yaml"))
 # Requirements that no rule's job imports: Snakemake and its executor run on the submitting host;
 # pytest, pytest-xdist, munkres (the assignment solver of upstream's reference scorer) and
 # markdown-it-py (renders the procedures' Markdown) serve the tests; duckdb queries the results
-# (docs/querying.md) from the .venv; snakefmt lints the rule files (tests/test_lint.py).
+# (docs/querying.md) from the .venv; snakefmt lints the rule files (tests/contracts/test_lint.py).
 NOT_FOR_JOBS = {"snakemake", "snakemake-executor-plugin-slurm", "pytest", "pytest-xdist", "munkres", "markdown-it-py", "duckdb",
                 "snakefmt"}
 # Packages that pull the CUDA stack: only the torch family may have them.

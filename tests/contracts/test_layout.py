@@ -143,7 +143,7 @@ def test_every_module_lives_in_a_package_of_the_layering():
     packages = {package_of(path) for path in library_modules()} - {""}
     unplaced = sorted(packages - PACKAGES)
     assert not unplaced, (f"cookproc packages {unplaced} have no place in the layering: add them to "
-                          "tests/test_layout.py and to CONTRIBUTING.md's Layout")
+                          "tests/contracts/test_layout.py and to CONTRIBUTING.md's Layout")
     flat = [str(p.relative_to(REPO)) for p in library_modules() if package_of(p) == "" and p.name != "__init__.py"]
     assert not flat, f"modules at the top of cookproc (put each in a package): {flat}"
 

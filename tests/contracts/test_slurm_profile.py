@@ -1,6 +1,6 @@
 """profiles/slurm and the workflow's resource declarations, checked without a cluster.
 
-tests/test_slurm.py runs jobs on a real SLURM (gated); this file checks, in every CI run, what
+tests/workflow/test_slurm.py runs jobs on a real SLURM (gated); this file checks, in every CI run, what
 decides where jobs land: the profile's settings, each rule's resources, and the partition the
 slurm executor plugin picks for each rule of the real workflow from profiles/slurm/partitions.yaml,
 and that a site's own partition file ($SNAKEMAKE_SLURM_PARTITIONS, the plugin's convention) wins.
@@ -88,7 +88,7 @@ def test_snakemake_command_line_from_the_profile_honours_snakemake_slurm_partiti
 
 
 def test_shipped_partitions_are_those_of_the_ci_test_cluster():
-    # tests/test_slurm.py routes jobs to `cpu` and `gpu` on the cluster .ci/slurm/start.sh writes,
+    # tests/workflow/test_slurm.py routes jobs to `cpu` and `gpu` on the cluster .ci/slurm/start.sh writes,
     # through profiles/slurm/partitions.yaml: the two must name the same partitions.
     start = (REPO / ".ci" / "slurm" / "start.sh").read_text()
     cluster = set(re.findall(r"^PartitionName=(\S+)", start, re.MULTILINE))
@@ -101,7 +101,7 @@ def test_default_profile_runs_locally_one_gpu_job_at_a_time():
     assert "executor" not in profile  # local
     assert profile["resources"] == ["gpu=1"]
     # Snakemake applies profiles/default to cluster runs too; scoped `local`, the limit is per
-    # machine and does not hold back GPU jobs on SLURM (tests/test_slurm.py checks it there).
+    # machine and does not hold back GPU jobs on SLURM (tests/workflow/test_slurm.py checks it there).
     assert profile["set-resource-scopes"] == ["gpu=local"]
 
 
@@ -148,7 +148,7 @@ def workflow_rules(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def smoke_rules(tmp_path_factory):
-    """The rules of tests/slurm/Snakefile (one CPU, one GPU rule), which tests/test_slurm.py submits."""
+    """The rules of tests/slurm/Snakefile (one CPU, one GPU rule), which tests/workflow/test_slurm.py submits."""
     return load_rules(REPO / "tests" / "slurm" / "Snakefile", tmp_path_factory.mktemp("smoke"))
 
 

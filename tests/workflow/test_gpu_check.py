@@ -8,7 +8,7 @@ import sys
 
 from fixtures import REPO
 
-# Every rule that runs a model on a configured device (tests/test_gpu_preset.py), except the two
+# Every rule that runs a model on a configured device (tests/contracts/test_gpu_preset.py), except the two
 # whose models are the deployed selector and the tagger (procedures_extract, corpus_shard): the check
 # times those per clip for the corpus projection.
 CHECKED_RULES = {"text_features", "keyclips_finetune", "supervised_finetune", "deploy_keyclip_selector", "train_srl",

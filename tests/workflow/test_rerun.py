@@ -381,7 +381,7 @@ def relaid(path: Path) -> str:
     """The same code laid out anew: comments added, docstrings reworded, reformatted."""
     text = path.read_text()
     if path.suffix == ".c":
-        return "/* Reformatted by tests/test_rerun.py. */\n" + text.replace(";", " ;").replace("{", "{\n")
+        return "/* Reformatted by tests/workflow/test_rerun.py. */\n" + text.replace(";", " ;").replace("{", "{\n")
     import ast
 
     tree = ast.parse(text)
@@ -390,7 +390,7 @@ def relaid(path: Path) -> str:
                 and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant) \
                 and isinstance(node.body[0].value.value, str):
             node.body[0].value.value += " (reworded)"
-    return "# A comment added by tests/test_rerun.py.\n" + ast.unparse(tree) + "\n# and one at the end\n"
+    return "# A comment added by tests/workflow/test_rerun.py.\n" + ast.unparse(tree) + "\n# and one at the end\n"
 
 
 def test_comments_docstrings_layout_and_touches_rerun_nothing(sandbox, work, restore_src):

@@ -1,6 +1,6 @@
 """The system registry (cookproc.core.registry): every configured system has exactly one entry, and
 the facts the rules and tables read from it are the configured ones. That the rule each entry names
-wrote the system's file is checked on the fixture run (tests/test_results_unchanged.py)."""
+wrote the system's file is checked on the fixture run (tests/workflow/test_results_unchanged.py)."""
 import pytest
 import yaml
 
