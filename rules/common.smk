@@ -15,7 +15,7 @@ from pathlib import Path
 # checkout's cookproc.
 # On SLURM, each job runs Snakemake again on its node, which reads this file again.
 # PYTHONPATH would not do: Snakemake removes it from the environment of conda jobs (unless
-# --conda-not-block-search-path-envvars). tests/test_rule_envs.py checks this.
+# --conda-not-block-search-path-envvars). tests/contracts/test_rule_envs.py checks this.
 WORKFLOW_PYTHON_DIR = os.path.join(workflow.basedir, "workflow")
 if WORKFLOW_PYTHON_DIR not in sys.path:
     sys.path.insert(0, WORKFLOW_PYTHON_DIR)

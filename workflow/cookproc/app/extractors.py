@@ -118,7 +118,7 @@ class SRLExtractor:
         t0 = time.perf_counter()
         out: list[ClipExtraction] = []
         # In chunks, so that long inputs report progress; a sentence's parses do not depend on the
-        # other sentences of its batch (tests/test_corpus.py: 1 shard and 3 shards agree).
+        # other sentences of its batch (tests/workflow/test_corpus_workflow.py: 1 shard and 3 shards agree).
         for start in range(0, len(texts), CHUNK_SENTENCES):
             chunk = texts[start:start + CHUNK_SENTENCES]
             labelled = self.labeller(chunk)

@@ -7,7 +7,7 @@ results/tuples/<name>.parquet, Table 5) and a name; one name can be a system of 
 
 - ``origin``: ``upstream`` (upstream's prediction files, imported), ``ours`` (this workflow's runs,
   the paper's procedures included) or ``user`` (a file of the user-systems folder, ``user-<name>``);
-- ``rule``: the rule that writes its Parquet file (tests/test_results_unchanged.py checks it against
+- ``rule``: the rule that writes its Parquet file (tests/workflow/test_results_unchanged.py checks it against
   Snakemake's records of the fixture run);
 - its seeds: ``seeds``, the config key holding its seed (or, with ``seed_runs``, its list of
   seeds: one run per seed, each written by ``seed_run_rule`` to ``seed_runs`` with ``{seed}``, and

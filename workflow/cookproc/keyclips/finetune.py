@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 class FinetuneConfig:
     # Top transformer layers that train (>= 1 here: 0 in the config means frozen vectors, and then
     # no rule fine-tunes). No default: keyclips.neural.finetune and supervised.keyclips.encoder.finetune
-    # differ (the schemas' defaults); the other defaults equal the schema's (tests/test_config.py).
+    # differ (the schemas' defaults); the other defaults equal the schema's (tests/contracts/test_config.py).
     layers: int
     epochs: int = 1  # at most this many epochs; the one with the lowest validation loss is kept
     learning_rate: float = 3e-5  # peak learning rate of the encoder layers (linear decay to 0)

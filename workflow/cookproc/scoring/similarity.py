@@ -5,7 +5,7 @@ python-Levenshtein and rapidfuzz shift partial scores), to the letter: same deco
 round-half-even.
 
 They are computed by ``cookproc.scoring._fuzz``, difflib's algorithm transcribed to C and compiled
-by ``pip install -e .`` (tests/test_metrics.py and bench/scorer_speed.py check it against
+by ``pip install -e .`` (tests/unit/scoring/test_metrics.py and bench/scorer_speed.py check it against
 fuzzywuzzy). Where that module was not built (e.g. a conda job without a compiler), the same
 functions run on ``cydifflib.SequenceMatcher``, a compiled re-implementation of difflib: the same
 numbers, slower, with a warning. :class:`SimilarityCache` memoises pairs.
