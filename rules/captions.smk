@@ -122,3 +122,33 @@ rule train_step_model:
         encoder=rules.caption_vectors.params.encoder,
     script:
         "../workflow/scripts/train_step_model.py"
+
+
+rule step_model_on_benchmark:
+    "The step model trained on the videos outside the benchmark, its key steps scored on the benchmark's key clips."
+    input:
+        videos=f"{CAPTIONS_DIR}/videos.parquet",
+        sentences=f"{CAPTIONS_DIR}/sentences.parquet",
+        train=f"{CAPTIONS_DIR}/captions.train.parquet",
+        sentence_vectors=f"{CAPTIONS_DIR}/sentence_vectors.parquet",
+        caption_vectors=f"{CAPTIONS_DIR}/caption_vectors.parquet",
+        alignment=f"{CAPTIONS_DIR}/alignment.parquet",
+        clips=CLIPS,
+        wordnet=config["resources"]["nltk_data"],
+    output:
+        scores=f"{CAPTIONS_DIR}/steps_on_benchmark.csv",
+    log:
+        "logs/captions/step_model_on_benchmark.log",
+    benchmark:
+        "benchmarks/captions/step_model_on_benchmark.tsv"
+    conda:
+        "../envs/cpu.yaml"
+    threads: 2
+    resources:
+        mem_mb=12000,
+        runtime=60,
+    params:
+        code=code_fingerprint("step_model_on_benchmark"),
+        model=CAPTIONS["model"],
+    script:
+        "../workflow/scripts/step_model_on_benchmark.py"

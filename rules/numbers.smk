@@ -14,7 +14,11 @@ rule numbers:
         **({"seeds": "results/keyclips/seed_summary.csv"} if NUMBERS_SEEDS else {}),
         # The people's table and the captions' alignment against the benchmark (rules/people.smk, captions.smk).
         **(
-            {"people": "results/people.csv", "alignment": f"{CAPTIONS_DIR}/alignment_quality.csv"}
+            {
+                "people": "results/people.csv",
+                "alignment": f"{CAPTIONS_DIR}/alignment_quality.csv",
+                "steps_benchmark": f"{CAPTIONS_DIR}/steps_on_benchmark.csv",
+            }
             if PEOPLE["systems"]
             else {}
         ),

@@ -160,6 +160,8 @@ rule deploy_step_model:
     input:
         model=STEP_MODEL,
         row=f"{PEOPLE_DIR}/scores/steps-{{variant}}.csv",
+        # A step model trained without the benchmark, on its key clips (rules/captions.smk): the card's row.
+        benchmark=f"{CAPTIONS_DIR}/steps_on_benchmark.csv",
         wordnet=config["resources"]["nltk_data"],
     output:
         model=directory("results/models/steps-{variant}"),

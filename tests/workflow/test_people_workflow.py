@@ -73,6 +73,11 @@ def test_the_people_table_has_every_system_and_the_model_card_its_scores(clean_a
     card = (run / "results/models/steps-captions-benchmark/MODEL_CARD.md").read_text(encoding="utf-8")
     row = table.set_index("system").loc["steps-captions-benchmark"]
     assert f"On the {len(TEST_VIDEOS)} videos of the people's test set" in card and f"{row['verbs_f1']:.1f}" in card
+    # The benchmark row of a step model trained outside the benchmark only: every fixture benchmark video.
+    benchmark = pd.read_csv(run / "results/captions/steps_on_benchmark.csv").iloc[0]
+    assert benchmark["n_videos"] == 6 and benchmark["n_clips"] == 30 and 0 <= benchmark["f1"] <= 100
+    assert "## Scores on the benchmark" in card and "on the 6 benchmark videos" in card
+    assert f"| {benchmark['accuracy']:.1f} | {benchmark['precision']:.1f} |" in card
 
 
 @pytest.mark.slow

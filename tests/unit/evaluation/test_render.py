@@ -225,8 +225,8 @@ def test_lint_reports_malformed_markers_and_a_document_without_a_stamp():
     problems = render.lint_text(text, "doc.md")
     assert problems[0].startswith("doc.md, line 1: a value marker '<!-- n:table4 system=x -->1.0' is not closed")
     assert problems[1] == ("doc.md, line 2, value <!-- n:tabel4 system=x -->: unknown value kind 'tabel4'; "
-                           "known: ['alignment', 'intervals', 'models', 'people', 'predicted-counting', 'run-times', 'seeds', 'table2', "
-                           "'table4', 'table5']")
+                           "known: ['alignment', 'intervals', 'models', 'people', 'predicted-counting', 'run-times', 'seeds', "
+                           "'steps-benchmark', 'table2', 'table4', 'table5']")
     assert problems[2] == "doc.md, line 3, value <!-- n:table5 row=x -->: a table5 value needs cell=..."
     assert "unknown attributes ['metrics'] of a table4 value" in problems[3]
     assert problems[4] == "doc.md, line 5, value <!-- n:table4 system=x -->: no value between the markers"

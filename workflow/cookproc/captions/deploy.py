@@ -122,10 +122,11 @@ def _cell(value, digits: int = 1) -> str:
     return format_number(None if value is None or value != value else value, digits)  # NaN: undefined
 
 
-def card_facts(meta: Mapping, people: Mapping | None = None) -> dict:
-    """The step model card's facts (:data:`cookproc.learn.deployed_model.CARDS`): model.json's, and
-    the model's row of the people's table when it has been scored (``people``: the row of
-    results/people.csv, with ``n_test`` and ``resamples``)."""
+def card_facts(meta: Mapping, people: Mapping | None = None, benchmark: Mapping | None = None) -> dict:
+    """The step model card's facts (:data:`cookproc.learn.deployed_model.CARDS`): model.json's, the
+    model's row of the people's table when it has been scored (``people``: its row of
+    results/people.csv), and the benchmark row of a step model trained without the benchmark
+    (``benchmark``: results/captions/steps_on_benchmark.csv, :mod:`cookproc.captions.benchmark`)."""
     from cookproc.core.formatting import markdown_table
 
     thresholds = meta["thresholds"]
@@ -137,7 +138,13 @@ def card_facts(meta: Mapping, people: Mapping | None = None) -> dict:
                                       [[_cell(chosen.get(key)) for key, _ in kinds] + [_cell(chosen.get("order_tau"), 2)]])
     facts = {**meta["training"], "name": meta["name"],
              "verb_threshold": thresholds["verbs"], "noun_threshold": thresholds["nouns"],
-             "noun_window": thresholds["noun_window"], "validation_table": validation_table, "people": None}
+             "noun_window": thresholds["noun_window"], "validation_table": validation_table, "people": None,
+             "benchmark": None}
+    if benchmark is not None:
+        facts["benchmark"] = {"n_videos": benchmark["n_videos"], "table": markdown_table(
+            ["Acc", "P", "R", "F1", "clips marked as steps"],
+            [[_cell(benchmark[k]) for k in ("accuracy", "precision", "recall", "f1")]
+             + [_cell(benchmark["step_share"]) + " %"]])}
     if people is not None:
         rows = [[_cell(people[f"{k}"]) + f" [{_cell(people[f'{k}_low'])}, {_cell(people[f'{k}_high'])}]" for k, _ in kinds]
                 + [_cell(people["order_tau"], 2) + f" [{_cell(people['order_tau_low'], 2)}, "
@@ -147,18 +154,24 @@ def card_facts(meta: Mapping, people: Mapping | None = None) -> dict:
     return facts
 
 
-def training_card(meta: Mapping, people: Mapping | None = None) -> str:
+def training_card(meta: Mapping, people: Mapping | None = None, benchmark: Mapping | None = None) -> str:
     from cookproc.learn.deployed_model import model_card
 
-    return model_card("step model", meta["name"], meta, card_facts(meta, people))
+    return model_card("step model", meta["name"], meta, card_facts(meta, people, benchmark))
 
 
-def deploy_step_model(source: str | os.PathLike, out_dir: str | os.PathLike, people: Mapping, *, code: str) -> None:
+def _defined(row: Mapping) -> dict:
+    return {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}  # NaN: JSON's null
+
+
+def deploy_step_model(source: str | os.PathLike, out_dir: str | os.PathLike, people: Mapping, benchmark: Mapping, *,
+                      code: str) -> None:
     """The trained folder ``source`` as a user's model at ``out_dir``: the same arrays, model.json
-    with its people's scores (``people``: its row of the people's table) and the card stating them."""
+    with its people's scores (``people``: its row of the people's table) and the benchmark row of a
+    step model trained without the benchmark, and the card stating both."""
     source, out_dir = Path(source), Path(out_dir)
     _, meta = FORMAT.open(source)
     meta = {**meta, "name": out_dir.name, "path": str(out_dir), "deploy_code": code,
-            "people": {k: (None if isinstance(v, float) and v != v else v) for k, v in people.items()}}
-    with FORMAT.saving(out_dir, meta, lambda m: training_card(m, people)) as (tmp, _):
+            "people": _defined(people), "benchmark_row": _defined(benchmark)}
+    with FORMAT.saving(out_dir, meta, lambda m: training_card(m, people, benchmark)) as (tmp, _):
         (tmp / ARRAYS).write_bytes((source / ARRAYS).read_bytes())

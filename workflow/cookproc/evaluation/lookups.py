@@ -208,6 +208,12 @@ def _alignment(numbers, a):
     return value, (0 if isinstance(value, int) else 1)
 
 
+def _steps_benchmark(numbers, a):
+    """The step model trained outside the benchmark, on its key clips (results/captions/steps_on_benchmark.csv)."""
+    value = column(rows_of(numbers, "steps_benchmark")[0], a["metric"], "steps-benchmark")
+    return value, (0 if isinstance(value, int) else 1)
+
+
 @dataclass(frozen=True)
 class Kind:
     lookup: Callable[[Mapping, Mapping[str, str]], tuple[Any, int]]
@@ -222,7 +228,8 @@ KINDS = {"table2": Kind(_table2, ("field", "column"), 2), "table4": Kind(_table4
          "models": Kind(_models, ("model", "metric", "field", "mode", "bound")),
          "run-times": Kind(_run_times, ("job", "value", "unit")),
          "predicted-counting": Kind(_predicted_counting, ("keyclips", "field")),
-         "people": Kind(_people, ("system", "metric", "bound")), "alignment": Kind(_alignment, ("metric",))}
+         "people": Kind(_people, ("system", "metric", "bound")), "alignment": Kind(_alignment, ("metric",)),
+         "steps-benchmark": Kind(_steps_benchmark, ("metric",))}
 
 
 def lookup(numbers: Mapping, kind: str, **attrs: str) -> tuple[Any, int]:
