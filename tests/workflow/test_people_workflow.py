@@ -21,7 +21,8 @@ TEST_VIDEOS = sorted(v for v in EXTRA_VIDEOS if people_split(v, in_benchmark=Fal
 TRAINED = ["results/captions/captions.train.parquet", "results/captions/alignment.parquet",
            "results/captions/models/steps-captions/arrays.npz", "results/captions/models/steps-captions/model.json",
            "results/captions/models/steps-captions-benchmark/arrays.npz",
-           "results/captions/models/steps-captions-benchmark/model.json"]
+           "results/captions/models/steps-captions-benchmark/model.json",
+           "results/captions/steps_on_benchmark.csv"]
 
 
 def digest(path: Path) -> str:
