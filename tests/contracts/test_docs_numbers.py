@@ -16,3 +16,10 @@ def test_the_docs_blocks_are_well_formed_and_say_which_run_they_come_from(doc):
     for match in render.blocks(text):
         first = match["body"].splitlines()[0]
         assert first.startswith("*Numbers from run ") or "to be regenerated" in first, first
+
+
+def test_the_readme_reads_in_five_minutes():
+    """Issue 47: at most 100 lines, and at most one rendered table (the full tables live in docs/results.md)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 100
+    assert len(render.blocks(text)) <= 1
