@@ -202,16 +202,18 @@ def _people(numbers, a):
     return value, (0 if metric in ("n_videos", "order_videos", "resamples") else 2 if "tau" in metric else 1)
 
 
-def _alignment(numbers, a):
-    """The captions' alignment against the benchmark's key clips (results/captions/alignment_quality.csv)."""
-    value = column(rows_of(numbers, "alignment")[0], a["metric"], "alignment")
-    return value, (0 if isinstance(value, int) else 1)
+def _one_row(table: str, kind: str):
+    """A lookup of ``metric`` in a one-row table (integers as they are, the rest with 1 decimal)."""
+    def lookup(numbers, a):
+        value = column(rows_of(numbers, table)[0], a["metric"], kind)
+        return value, (0 if isinstance(value, int) else 1)
+    return lookup
 
 
-def _steps_benchmark(numbers, a):
-    """The step model trained outside the benchmark, on its key clips (results/captions/steps_on_benchmark.csv)."""
-    value = column(rows_of(numbers, "steps_benchmark")[0], a["metric"], "steps-benchmark")
-    return value, (0 if isinstance(value, int) else 1)
+#: The captions' alignment against the benchmark's key clips (results/captions/alignment_quality.csv).
+_alignment = _one_row("alignment", "alignment")
+#: The step model trained outside the benchmark, on its key clips (results/captions/steps_on_benchmark.csv).
+_steps_benchmark = _one_row("steps_benchmark", "steps-benchmark")
 
 
 @dataclass(frozen=True)
