@@ -82,18 +82,17 @@ def test_the_people_table_has_every_system_and_the_model_card_its_scores(clean_a
 
 
 @pytest.mark.slow
-def test_a_step_s_nouns_are_said_in_its_span_and_its_text_is_written(clean_and_poisoned):
+def test_a_step_s_nouns_are_said_in_its_narration_and_its_text_is_written(clean_and_poisoned):
     from cookproc.core.parquet_io import read_table
 
     run = clean_and_poisoned["clean"]
     steps = read_table(run / "results/people/procedures/steps-captions-benchmark.parquet").to_pandas()
-    sentences = read_table(run / "results/captions/sentences.parquet").to_pandas().set_index(["video_id", "clip_idx"])
-    window = json.loads((run / "results/captions/models/steps-captions-benchmark/model.json").read_text())["thresholds"][
-        "noun_window"]
-    for row in steps[steps["is_key"]].itertuples():
-        said = {n for k in range(row.clip_idx - window, row.clip_idx + window + 1)
-                if (row.video_id, k) in sentences.index for n in sentences.loc[(row.video_id, k), "nouns"]}
-        assert set(row.step_nouns) <= said, (row.video_id, row.clip_idx)
+    sentences = read_table(run / "results/captions/sentences.parquet").to_pandas()
+    said = {video: {n for nouns in group["nouns"] for n in nouns} for video, group in sentences.groupby("video_id")}
+    key = steps[steps["is_key"]]
+    assert len(key) and key["step_nouns"].map(len).sum() > 0
+    for row in key.itertuples():
+        assert set(row.step_nouns) <= said[row.video_id], (row.video_id, row.clip_idx)
         assert row.step_text and row.step_text.split()[0] == row.step_verbs[0]
 
 

@@ -1,5 +1,6 @@
 """The caption stage's pieces: the people's split, the words of a step as people write them, the
-captions' alignment, the boosted trees kept as arrays, the step text."""
+captions' alignment, the boosted trees kept as arrays, the step text, the step model's decoding and
+pair features."""
 from __future__ import annotations
 
 import hashlib
@@ -92,3 +93,57 @@ def test_boosted_trees_kept_as_arrays_predict_as_scikit_learn():
 def test_a_step_text_is_made_of_the_step_s_words_and_the_clip_s(verbs, nouns, expected):
     [said] = transcript_words(["now throw the chopped onions in my pan"])
     assert step_text(verbs, nouns, said.phrases) == expected
+
+
+def _video(sentences, verbs, nouns):
+    from cookproc.captions.features import VideoText
+    from cookproc.data.step_words import StepWords
+
+    return VideoText("v", sentences, [StepWords(tuple(v), tuple(n)) for v, n in zip(verbs, nouns)],
+                     np.zeros((len(sentences), 2)), word_verbs=[frozenset(v) for v in verbs])
+
+
+def test_each_chosen_verb_is_a_step_of_its_own_with_the_nouns_paired_with_it():
+    from cookproc.captions.model import StepModel, VideoProbabilities
+
+    video = _video(["so here we go", "add the onions and stir them in the pan", "that is it", "stir again"],
+                   [[], ["add", "stir"], [], ["stir"]], [[], ["onion", "pan"], [], []])
+    scored = VideoProbabilities(
+        pairs=[(1, "add"), (1, "stir"), (3, "stir"), (2, "chop")], scores=np.array([0.9, 0.8, 0.5, 0.3]),
+        verbs=["add", "chop", "stir"], verb_probability=np.array([0.9, 0.1, 0.6]), nouns=["onion", "pan"],
+        noun_probability=np.array([0.8, 0.4]),
+        verb_nouns=[("add", "onion"), ("add", "pan"), ("stir", "pan"), ("stir", "onion")],
+        pair_probability=np.array([0.5, 0.1, 0.3, 0.2]))
+    model = StepModel(*[None] * 12, verb_threshold=0.25, pair_threshold=0.25)
+    steps = model.decode(video, scored)
+    # "add", likelier, takes sentence 1, where both score highest; "stir" the nearest free one (0 and 2
+    # are as near; it scores neither, so the first), not its second-best sentence 3; "chop" is not chosen.
+    assert steps.verbs == {0: ["stir"], 1: ["add"]}
+    assert steps.nouns == {0: ["pan"], 1: ["onion"]}
+    assert [s.pairs for s in steps.step_words()] == [(("stir", "pan"),), (("add", "onion"),)]
+    assert steps.key_probability.tolist() == [0.0, 0.9, 0.3, 0.5]
+    lower = model.decode(video, scored, pair_threshold=0.15)
+    assert lower.nouns == {0: ["pan", "onion"], 1: ["onion"]}  # by falling probability
+    every = model.decode(video, scored, verb_threshold=0.05)
+    assert every.verbs == {0: ["stir"], 1: ["add"], 2: ["chop"]}
+
+
+def test_a_pair_s_features_count_the_captions_and_where_the_narration_says_it():
+    from cookproc.captions.features import PAIR_FEATURES, PairStatistics, pair_candidates
+
+    video = _video(["add the onion", "now the pan", "stir the onion well"],
+                   [["add"], [], ["stir"]], [["onion"], ["pan"], ["onion"]])
+    statistics = PairStatistics({("add", "onion"): 3, ("stir", "pan"): 1}, {"add": 6, "stir": 2, "chop": 1},
+                                {"onion": 4, "pan": 2}, 9)
+    X, pairs = pair_candidates(video, [(0, "add"), (2, "stir"), (1, "chop")], np.array([0.7, 0.6, 0.2]),
+                               ["add", "chop", "stir"], np.array([0.9, 0.1, 0.5]), ["onion", "pan"],
+                               np.array([0.8, 0.2]), statistics, {("add", "onion"): 0.4}, top=2)
+    assert pairs == [("add", "onion"), ("add", "pan"), ("stir", "onion"), ("stir", "pan")]  # "chop" is third
+    row = dict(zip(PAIR_FEATURES, X[0]))
+    assert row["pair_prior"] == pytest.approx(np.log(4 / 10))
+    assert row["share_of_verb"] == pytest.approx(3.5 / 7) and row["share_of_noun"] == pytest.approx(3.5 / 5)
+    assert row["neighbour_videos"] == 0.4 and row["same_sentence"] == 1 and row["within_two"] == 2
+    assert row["verb_score_near_noun"] == 0.7 and row["noun_mentions"] == 2 and row["verb_mentions"] == 1
+    pan = dict(zip(PAIR_FEATURES, X[1]))
+    assert pan["same_sentence"] == 0 and pan["within_one"] == 1 and pan["nearest"] == pytest.approx(1 / 3)
+    assert pan["neighbour_videos"] == 0.0 and pan["noun_from_verb_sentence"] == pytest.approx(1 / 3)

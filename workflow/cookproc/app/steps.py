@@ -69,7 +69,7 @@ class StepsFromCaptions:
                 step = None
                 if j in steps.verbs:
                     verbs, nouns = steps.verbs[j], steps.nouns.get(j, [])
-                    # The text says what the clip itself says (its nouns may also come from its neighbours).
+                    # The text says what the clip itself says (its nouns may be said elsewhere in the narration).
                     step = Step(tuple(verbs), tuple(nouns), step_text(verbs, nouns, words[start + j].phrases))
                 out[start + j] = dataclasses.replace(extractions[start + j], is_key=step is not None,
                                                      key_probability=float(steps.key_probability[j]), key_score=None,

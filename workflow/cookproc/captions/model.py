@@ -1,7 +1,7 @@
 """The step model: which clips of a transcript are steps, and the verbs and nouns a person would
 write for them, learnt from YouCook2's human captions of the training videos.
 
-Four parts, fitted on the training videos outside inner validation (the *fit* videos):
+Five parts, fitted on the training videos outside inner validation (the *fit* videos):
 
 1. **Key-step selector**: logistic regression on a sentence's vector, its neighbours' and its
    position, trained on the weak labels of the captions' alignment (:mod:`cookproc.captions.align`:
@@ -17,11 +17,17 @@ Four parts, fitted on the training videos outside inner validation (the *fit* vi
    similar. Parts 2 and 3 are stacked on cross-fitted scores (``folds`` folds of the fit videos), so
    that the video model learns from scores like those it will see.
 4. **Video nouns**: boosted trees deciding which head nouns the narration says the captions name.
+5. **Pairs**: boosted trees deciding, for each of the video's ``pair_candidates`` likeliest verbs
+   with each of its as many likeliest nouns, whether one caption writes that verb with that noun,
+   from both probabilities (cross-fitted as well), how often the training captions pair them and
+   the nearest videos' captions do, and how near the narration says them.
 
-A chosen verb goes to the sentence that scores it highest: that sentence is a step, with every
-chosen verb placed there, and the chosen nouns said in it or in the sentences just before and after
-it (``noun_window`` sentences). The verb threshold is chosen on the inner-validation videos by the
-mean per-video F1 of verbs, then the noun threshold and window by that of nouns
+Each chosen verb (probability at least the verb threshold), the likeliest first, is a step of its
+own at the sentence that scores it highest or, where a likelier verb took that one, at the nearest
+sentence still free (with the likelier verb where none is); the step's nouns are those whose pair
+with its verb is likely enough (the pair threshold), said anywhere in the narration. One verb a
+step, because a step's pairs are each of its verbs with each of its nouns. The verb threshold is chosen on the
+inner-validation videos by the mean per-video F1 of verbs, then the pair threshold by that of pairs
 (:mod:`cookproc.scoring.people`).
 """
 from __future__ import annotations
@@ -33,8 +39,8 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy.special import expit
 
-from cookproc.captions.features import (NounStatistics, VerbStatistics, VideoText, noun_candidates, selector_features,
-                                        sentence_candidates, video_candidates)
+from cookproc.captions.features import (NounStatistics, PairStatistics, VerbStatistics, VideoText, noun_candidates,
+                                        pair_candidates, selector_features, sentence_candidates, video_candidates)
 from cookproc.data.step_words import StepWords
 from cookproc.learn import boosted_trees
 
@@ -64,24 +70,24 @@ class StepModelSettings:
     sentence_trees: TreeSettings
     video_trees: TreeSettings
     noun_trees: TreeSettings
+    pair_trees: TreeSettings
+    pair_candidates: int
     verb_thresholds: tuple[float, ...]
-    noun_thresholds: tuple[float, ...]
-    noun_windows: tuple[int, ...]
+    pair_thresholds: tuple[float, ...]
     seed: int
 
     @classmethod
     def from_config(cls, section: Mapping) -> "StepModelSettings":
         values = dict(section)
-        for key in ("sentence_trees", "video_trees", "noun_trees"):
+        for key in ("sentence_trees", "video_trees", "noun_trees", "pair_trees"):
             values[key] = TreeSettings(**values[key])
-        for key in ("verb_thresholds", "noun_thresholds"):
+        for key in ("verb_thresholds", "pair_thresholds"):
             values[key] = tuple(float(t) for t in values[key])
-        values["noun_windows"] = tuple(int(w) for w in values["noun_windows"])
         return cls(**values)
 
     def to_dict(self) -> dict:
         out = asdict(self)
-        for key in ("verb_thresholds", "noun_thresholds", "noun_windows"):
+        for key in ("verb_thresholds", "pair_thresholds"):
             out[key] = list(out[key])
         return out
 
@@ -105,6 +111,9 @@ class TrainingVideo:
     def caption_nouns(self) -> set[str]:
         return {n for c in self.captions for n in c.nouns}
 
+    def caption_pairs(self) -> set[tuple[str, str]]:
+        return {p for c in self.captions for p in c.pairs}
+
 
 @dataclass
 class Transcripts:
@@ -119,6 +128,7 @@ class Transcripts:
     fit_matrix: object  # scipy CSR (fit videos × terms), rows unit length
     fit_verbs: list[list[str]]
     fit_nouns: list[list[str]]
+    fit_pairs: list[list[tuple[str, str]]]
     neighbours: int
 
     def vectorizer(self):
@@ -137,8 +147,8 @@ class Transcripts:
         probability = expit(logits)
         return [dict(zip(self.classifier_verbs, row.tolist())) for row in probability]
 
-    def neighbour_words(self, matrix, exclude: Sequence[int | None]) -> list[tuple[dict[str, float], dict[str, float]]]:
-        """Per row: the share of the nearest fit videos whose captions use each verb and noun
+    def neighbour_words(self, matrix, exclude: Sequence[int | None]) -> list["NeighbourWords"]:
+        """Per row: the share of the nearest fit videos whose captions use each verb, noun and pair
         (``exclude``: a row's own fit video, left out)."""
         similarity = np.asarray((matrix @ self.fit_matrix.T).todense())
         out = []
@@ -146,15 +156,23 @@ class Transcripts:
             if own is not None:
                 row[own] = -np.inf
             nearest = np.argsort(-row, kind="stable")[:self.neighbours]
-            verbs: dict[str, float] = {}
-            nouns: dict[str, float] = {}
+            shares = NeighbourWords({}, {}, {})
             for i in nearest:
-                for v in self.fit_verbs[i]:
-                    verbs[v] = verbs.get(v, 0.0) + 1 / self.neighbours
-                for n in self.fit_nouns[i]:
-                    nouns[n] = nouns.get(n, 0.0) + 1 / self.neighbours
-            out.append((verbs, nouns))
+                for share, items in ((shares.verbs, self.fit_verbs[i]), (shares.nouns, self.fit_nouns[i]),
+                                     (shares.pairs, self.fit_pairs[i])):
+                    for item in items:
+                        share[item] = share.get(item, 0.0) + 1 / self.neighbours
+            out.append(shares)
         return out
+
+
+@dataclass
+class NeighbourWords:
+    """The share of a video's nearest training videos whose captions use each verb, noun and pair."""
+
+    verbs: dict[str, float]
+    nouns: dict[str, float]
+    pairs: dict[tuple[str, str], float]
 
 
 def document(video: VideoText) -> str:
@@ -173,9 +191,10 @@ class StepModel:
     sentence_trees: dict
     video_trees: dict
     noun_trees: dict
+    pairs: PairStatistics
+    pair_trees: dict
     verb_threshold: float
-    noun_threshold: float
-    noun_window: int
+    pair_threshold: float
     validation: list[dict] = field(default_factory=list)  # the threshold grid's inner-validation scores
     training: dict = field(default_factory=dict)  # what it was fitted and chosen on (counts)
 
@@ -189,52 +208,59 @@ class StepModel:
         scores = boosted_trees.predict_proba(self.sentence_trees, rows) if len(pairs) else np.zeros(0)
         return rows, pairs, scores
 
-    def video_context(self, videos: Sequence[VideoText]) -> list[tuple[dict, dict, dict]]:
-        """Per video: the transcript classifier's verb probabilities and its neighbours' verbs and nouns."""
+    def video_context(self, videos: Sequence[VideoText]) -> list[tuple[dict, NeighbourWords]]:
+        """Per video: the transcript classifier's verb probabilities and its neighbours' words."""
         matrix = self.transcripts.transform([document(v) for v in videos])
-        classified = self.transcripts.classify(matrix)
-        neighbours = self.transcripts.neighbour_words(matrix, [None] * len(videos))
-        return [(c, nv, nn) for c, (nv, nn) in zip(classified, neighbours)]
+        return list(zip(self.transcripts.classify(matrix), self.transcripts.neighbour_words(matrix, [None] * len(videos))))
 
     def steps(self, videos: Sequence[VideoText]) -> list["VideoSteps"]:
         """Each video's steps (:class:`VideoSteps`)."""
         return [self.decode(video, self.probabilities(video, context)) for video, context
                 in zip(videos, self.video_context(videos))]
 
-    def probabilities(self, video: VideoText, context: tuple[dict, dict, dict]) -> "VideoProbabilities":
+    def probabilities(self, video: VideoText, context: tuple[dict, NeighbourWords]) -> "VideoProbabilities":
         """The model's scores of a video, before any threshold."""
-        classified, neighbour_verbs, neighbour_nouns = context
+        classified, neighbours = context
         rows, pairs, scores = self.sentence_scores(video)
-        verb_rows, verbs = video_candidates(video, rows, pairs, scores, classified, neighbour_verbs)
-        noun_rows, nouns = noun_candidates(video, self.nouns, neighbour_nouns)
+        verb_rows, verbs = video_candidates(video, rows, pairs, scores, classified, neighbours.verbs)
+        noun_rows, nouns = noun_candidates(video, self.nouns, neighbours.nouns)
+        verb_probability = boosted_trees.predict_proba(self.video_trees, verb_rows) if verbs else np.zeros(0)
+        noun_probability = boosted_trees.predict_proba(self.noun_trees, noun_rows) if nouns else np.zeros(0)
+        pair_rows, verb_nouns = pair_candidates(video, pairs, scores, verbs, verb_probability, nouns, noun_probability,
+                                                self.pairs, neighbours.pairs, self.settings.pair_candidates)
         return VideoProbabilities(
-            pairs, scores, verbs, boosted_trees.predict_proba(self.video_trees, verb_rows) if verbs else np.zeros(0),
-            nouns, boosted_trees.predict_proba(self.noun_trees, noun_rows) if nouns else np.zeros(0))
+            pairs, scores, verbs, verb_probability, nouns, noun_probability, verb_nouns,
+            boosted_trees.predict_proba(self.pair_trees, pair_rows) if verb_nouns else np.zeros(0))
 
     def decode(self, video: VideoText, scored: "VideoProbabilities", *, verb_threshold: float | None = None,
-               noun_threshold: float | None = None, noun_window: int | None = None) -> "VideoSteps":
-        """Steps from scores (module doc); thresholds and window default to the model's."""
+               pair_threshold: float | None = None) -> "VideoSteps":
+        """Steps from scores (module doc); thresholds default to the model's."""
         verb_threshold = self.verb_threshold if verb_threshold is None else verb_threshold
-        noun_threshold = self.noun_threshold if noun_threshold is None else noun_threshold
-        window = self.noun_window if noun_window is None else noun_window
+        pair_threshold = self.pair_threshold if pair_threshold is None else pair_threshold
         n = len(video.sentences)
         key_probability = np.zeros(n)
-        for (j, _), q in zip(scored.pairs, scored.scores):
-            key_probability[j] = max(key_probability[j], q)
-        chosen = {v: p for v, p in zip(scored.verbs, scored.verb_probability) if p >= verb_threshold}
-        best: dict[str, tuple[float, int]] = {}
+        sentence_score: dict[str, dict[int, float]] = {}
         for (j, verb), q in zip(scored.pairs, scored.scores):
-            if verb in chosen and (verb not in best or q > best[verb][0]):
-                best[verb] = (q, j)
+            key_probability[j] = max(key_probability[j], q)
+            sentence_score.setdefault(verb, {})[j] = float(q)
+        chosen = {v: p for v, p in zip(scored.verbs, scored.verb_probability) if p >= verb_threshold}
         placed: dict[int, list[str]] = {}
-        for verb in sorted(best, key=lambda v: (-chosen[v], v)):  # the likelier verb first
-            placed.setdefault(best[verb][1], []).append(verb)
-        chosen_nouns = {m for m, p in zip(scored.nouns, scored.noun_probability) if p >= noun_threshold}
-        step_nouns = {}
-        for j in placed:
-            said = [m for k in range(max(0, j - window), min(n, j + window + 1)) for m in video.words[k].nouns]
-            step_nouns[j] = list(dict.fromkeys(m for m in said if m in chosen_nouns))
-        return VideoSteps(video.video_id, key_probability, {j: placed[j] for j in sorted(placed)}, step_nouns, window)
+        for verb in sorted(chosen, key=lambda v: (-chosen[v], v)):  # the likelier verb first
+            score = sentence_score.get(verb)
+            if not score:
+                continue
+            best = min(score, key=lambda j: (-score[j], j))
+            free = [j for j in range(n) if j not in placed]
+            j = min(free, key=lambda j: (abs(j - best), -score.get(j, 0.0), j)) if free else best
+            placed.setdefault(j, []).append(verb)
+        paired: dict[str, list[tuple[float, str]]] = {}
+        for (verb, noun), q in zip(scored.verb_nouns, scored.pair_probability):
+            if q >= pair_threshold:
+                paired.setdefault(verb, []).append((-q, noun))
+        step_nouns = {j: list(dict.fromkeys(noun for verb in verbs for _, noun in sorted(paired.get(verb, ()))))
+                      for j, verbs in placed.items()}
+        return VideoSteps(video.video_id, key_probability, {j: placed[j] for j in sorted(placed)},
+                          {j: step_nouns[j] for j in sorted(step_nouns)})
 
 
 @dataclass
@@ -245,6 +271,8 @@ class VideoProbabilities:
     verb_probability: np.ndarray  # of each: do the video's captions use it?
     nouns: list[str]  # the head nouns its narration says
     noun_probability: np.ndarray
+    verb_nouns: list[tuple[str, str]]  # the candidate pairs (verb, noun)
+    pair_probability: np.ndarray  # of each: does one of the video's captions write the verb with the noun?
 
 
 @dataclass
@@ -255,8 +283,7 @@ class VideoSteps:
     video_id: str
     key_probability: np.ndarray
     verbs: dict[int, list[str]]
-    nouns: dict[int, list[str]]
-    noun_window: int  # a step's nouns are said in its sentence or this many before or after it
+    nouns: dict[int, list[str]]  # said somewhere in the narration, not necessarily in the step's sentence
 
     def step_words(self) -> list[StepWords]:
         return [StepWords(tuple(self.verbs[j]), tuple(self.nouns.get(j, ()))) for j in sorted(self.verbs)]

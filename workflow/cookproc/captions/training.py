@@ -14,8 +14,9 @@ from typing import Sequence
 
 import numpy as np
 
-from cookproc.captions.features import (NounStatistics, VerbStatistics, noun_candidates, selector_features,
-                                        sentence_candidates, unit_rows, video_candidates)
+from cookproc.captions.features import (NounStatistics, PairStatistics, VerbStatistics, noun_candidates,
+                                        pair_candidates, selector_features, sentence_candidates, unit_rows,
+                                        video_candidates)
 from cookproc.captions.model import StepModel, StepModelSettings, TrainingVideo, Transcripts, document
 from cookproc.core.logs import Progress
 from cookproc.learn import boosted_trees
@@ -84,6 +85,19 @@ def noun_statistics(videos: Sequence[TrainingVideo]) -> NounStatistics:
                           default_video_copy=default)
 
 
+def pair_statistics(videos: Sequence[TrainingVideo]) -> PairStatistics:
+    df: dict[tuple[str, str], int] = {}
+    verb_df: dict[str, int] = {}
+    noun_df: dict[str, int] = {}
+    for video in videos:
+        for counts, items in ((df, video.caption_pairs()), (verb_df, video.caption_verbs()),
+                              (noun_df, video.caption_nouns())):
+            for item in items:
+                counts[item] = counts.get(item, 0) + 1
+    return PairStatistics(dict(sorted(df.items())), dict(sorted(verb_df.items())), dict(sorted(noun_df.items())),
+                          len(videos))
+
+
 def verb_centroids(videos: Sequence[TrainingVideo], vocabulary: Sequence[str]) -> np.ndarray:
     index = {v: k for k, v in enumerate(vocabulary)}
     dim = videos[0].caption_vectors.shape[1]
@@ -139,7 +153,8 @@ def fit_transcripts(videos: Sequence[TrainingVideo], vocabulary: Sequence[str], 
     return Transcripts(terms=terms, idf=vectorizer.idf_.astype(np.float64), classifier_verbs=classifier_verbs,
                        coef=coef, intercept=intercept, fit_matrix=matrix.tocsr(),
                        fit_verbs=[sorted(v.caption_verbs()) for v in videos],
-                       fit_nouns=[sorted(v.caption_nouns()) for v in videos], neighbours=settings.neighbours)
+                       fit_nouns=[sorted(v.caption_nouns()) for v in videos],
+                       fit_pairs=[sorted(v.caption_pairs()) for v in videos], neighbours=settings.neighbours)
 
 
 def _trees(X, y, settings, seed):
@@ -162,7 +177,8 @@ def fit_step_model(videos: Sequence[TrainingVideo], settings: StepModelSettings)
     centroids = verb_centroids(fit, verbs.vocabulary)
     coef, intercept = fit_selector(fit, settings)
     partial = StepModel(settings, verbs, nouns, centroids, coef, intercept, transcripts=None, sentence_trees={},
-                        video_trees={}, noun_trees={}, verb_threshold=np.nan, noun_threshold=np.nan, noun_window=0)
+                        video_trees={}, noun_trees={}, pairs=None, pair_trees={}, verb_threshold=np.nan,
+                        pair_threshold=np.nan)
 
     # Sentence candidates of every fit video, labelled; cross-fitted sentence scores.
     candidates = {}
@@ -191,20 +207,48 @@ def fit_step_model(videos: Sequence[TrainingVideo], settings: StepModelSettings)
     neighbours = transcripts.neighbour_words(transcripts.fit_matrix, list(range(len(fit))))
 
     # Video verbs and nouns on the cross-fitted scores.
-    verb_X, verb_y, noun_X, noun_y = [], [], [], []
-    for video, (neighbour_verbs, neighbour_nouns) in zip(fit, neighbours):
+    rows_of = {}
+    for video, neighbour in zip(fit, neighbours):
         rows, pairs, _ = candidates[video.text.video_id]
-        X, candidate_verbs = video_candidates(video.text, rows, pairs, out_of_fold[video.text.video_id],
-                                              classified[video.text.video_id], neighbour_verbs)
-        verb_X.append(X)
-        verb_y.append(np.asarray([v in video.caption_verbs() for v in candidate_verbs], dtype=int))
-        X, candidate_nouns = noun_candidates(video.text, nouns, neighbour_nouns)
-        noun_X.append(X)
-        noun_y.append(np.asarray([m in video.caption_nouns() for m in candidate_nouns], dtype=int))
-    video_trees = _trees(np.vstack(verb_X), np.concatenate(verb_y), settings.video_trees, settings.seed)
-    noun_trees = _trees(np.vstack(noun_X), np.concatenate(noun_y), settings.noun_trees, settings.seed)
+        verb_X, candidate_verbs = video_candidates(video.text, rows, pairs, out_of_fold[video.text.video_id],
+                                                   classified[video.text.video_id], neighbour.verbs)
+        noun_X, candidate_nouns = noun_candidates(video.text, nouns, neighbour.nouns)
+        rows_of[video.text.video_id] = (
+            verb_X, candidate_verbs, np.asarray([v in video.caption_verbs() for v in candidate_verbs], dtype=int),
+            noun_X, candidate_nouns, np.asarray([m in video.caption_nouns() for m in candidate_nouns], dtype=int))
+
+    def stacked(videos, column):
+        return np.vstack([rows_of[v.text.video_id][column] for v in videos])
+
+    def labels(videos, column):
+        return np.concatenate([rows_of[v.text.video_id][column] for v in videos])
+
+    video_trees = _trees(stacked(fit, 0), labels(fit, 2), settings.video_trees, settings.seed)
+    noun_trees = _trees(stacked(fit, 3), labels(fit, 5), settings.noun_trees, settings.seed)
+
+    # Pairs, on cross-fitted verb and noun probabilities and pair statistics of the other folds.
+    pair_X, pair_y = [], []
+    for k in range(settings.folds):
+        inside = [v for v in fit if folds[v.text.video_id] != k]
+        fold_video_trees = _trees(stacked(inside, 0), labels(inside, 2), settings.video_trees, settings.seed)
+        fold_noun_trees = _trees(stacked(inside, 3), labels(inside, 5), settings.noun_trees, settings.seed)
+        fold_pairs = pair_statistics(inside)
+        for video, neighbour in zip(fit, neighbours):
+            if folds[video.text.video_id] != k:
+                continue
+            verb_X, candidate_verbs, _, noun_X, candidate_nouns, _ = rows_of[video.text.video_id]
+            _, pairs, _ = candidates[video.text.video_id]
+            X, verb_nouns = pair_candidates(
+                video.text, pairs, out_of_fold[video.text.video_id], candidate_verbs,
+                boosted_trees.predict_proba(fold_video_trees, verb_X) if candidate_verbs else np.zeros(0),
+                candidate_nouns, boosted_trees.predict_proba(fold_noun_trees, noun_X) if candidate_nouns else np.zeros(0),
+                fold_pairs, neighbour.pairs, settings.pair_candidates)
+            pair_X.append(X)
+            pair_y.append(np.asarray([p in video.caption_pairs() for p in verb_nouns], dtype=int))
+        log.info("pairs: fold %d of %d done", k + 1, settings.folds)
+    pair_trees = _trees(np.vstack(pair_X), np.concatenate(pair_y), settings.pair_trees, settings.seed)
     model = StepModel(settings, verbs, nouns, centroids, coef, intercept, transcripts, sentence_trees, video_trees,
-                      noun_trees, verb_threshold=np.nan, noun_threshold=np.nan, noun_window=0)
+                      noun_trees, pair_statistics(fit), pair_trees, verb_threshold=np.nan, pair_threshold=np.nan)
     choose_thresholds(model, validation)
     model.training = {
         "n_videos": len(videos), "n_fit": len(fit), "n_validation": len(validation),
@@ -218,9 +262,9 @@ def fit_step_model(videos: Sequence[TrainingVideo], settings: StepModelSettings)
 
 
 def choose_thresholds(model: StepModel, validation: Sequence[TrainingVideo]) -> None:
-    """The verb threshold with the best mean verb F1 on the inner-validation videos, then the noun
-    threshold and window with the best mean noun F1 (ties: the first in the grid's order); the
-    grid's scores are kept in ``model.validation``."""
+    """The verb threshold with the best mean verb F1 on the inner-validation videos, then the pair
+    threshold with the best mean pair F1 (ties: the first in the grid's order); the grid's scores
+    are kept in ``model.validation``."""
     from cookproc.scoring.people import idf_weights, unseen_weight
 
     captions = {v.text.video_id: v.captions for v in validation}
@@ -229,18 +273,18 @@ def choose_thresholds(model: StepModel, validation: Sequence[TrainingVideo]) -> 
     scored = [model.probabilities(t, c) for t, c in zip(texts, model.video_context(texts))]
     settings = model.settings
 
-    def score(verb_threshold, noun_threshold, noun_window):
-        steps = {t.video_id: model.decode(t, s, verb_threshold=verb_threshold, noun_threshold=noun_threshold,
-                                          noun_window=noun_window).step_words() for t, s in zip(texts, scored)}
-        return {"verb_threshold": verb_threshold, "noun_threshold": noun_threshold, "noun_window": noun_window,
+    def score(verb_threshold, pair_threshold):
+        steps = {t.video_id: model.decode(t, s, verb_threshold=verb_threshold, pair_threshold=pair_threshold).step_words()
+                 for t, s in zip(texts, scored)}
+        return {"verb_threshold": verb_threshold, "pair_threshold": pair_threshold,
                 **macro(video_scores(steps, captions, idf, unseen))}
 
-    noun_threshold, noun_window = settings.noun_thresholds[0], settings.noun_windows[0]
-    verbs = [score(t, noun_threshold, noun_window) for t in settings.verb_thresholds]
+    verbs = [score(t, settings.pair_thresholds[0]) for t in settings.verb_thresholds]
     model.verb_threshold = max(verbs, key=lambda r: r["verbs_f1"])["verb_threshold"]
-    nouns = [score(model.verb_threshold, t, w) for w in settings.noun_windows for t in settings.noun_thresholds]
-    best = max(nouns, key=lambda r: r["nouns_f1"])
-    model.noun_threshold, model.noun_window = best["noun_threshold"], best["noun_window"]
-    model.validation = verbs + nouns
-    log.info("chosen on %d inner-validation videos: verb threshold %.2f, noun threshold %.2f, noun window %d",
-             len(validation), model.verb_threshold, model.noun_threshold, model.noun_window)
+    # The first pair threshold was scored with the verb thresholds.
+    first = [r for r in verbs if r["verb_threshold"] == model.verb_threshold][:1]
+    pairs = [score(model.verb_threshold, t) for t in settings.pair_thresholds[1:]]
+    model.pair_threshold = max(first + pairs, key=lambda r: r["pairs_f1"])["pair_threshold"]
+    model.validation = verbs + pairs
+    log.info("chosen on %d inner-validation videos: verb threshold %.2f, pair threshold %.2f",
+             len(validation), model.verb_threshold, model.pair_threshold)

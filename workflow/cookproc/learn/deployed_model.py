@@ -187,8 +187,8 @@ CARDS = {
             "({n_benchmark} of them benchmark videos), {n_captions} captions aligned to their {n_sentences} transcript "
             "sentences. The key-step selector learnt from {selector_labels}. Fitted on the {n_fit} videos outside inner "
             "validation; the {n_validation} inner-validation videos (SHA-1 of the id starting with 4 or 5) fitted "
-            "nothing: they chose the verb threshold ({verb_threshold}), the noun threshold ({noun_threshold}) and "
-            "window ({noun_window}). Caption vocabulary: {verb_vocabulary} verbs. Its training time is in "
+            "nothing: they chose the verb threshold ({verb_threshold}) and the pair threshold ({pair_threshold}). "
+            "Caption vocabulary: {verb_vocabulary} verbs. Its training time is in "
             "benchmarks/captions/train_step_model/ (docs/benchmarks.md)."]),
          ("Inner-validation scores", [
              "Mean per-video scores on the inner-validation videos at the chosen settings, percent (the choice was made "
