@@ -103,29 +103,32 @@ def _video(sentences, verbs, nouns):
                      np.zeros((len(sentences), 2)), word_verbs=[frozenset(v) for v in verbs])
 
 
-def test_each_chosen_verb_is_a_step_of_its_own_with_the_nouns_paired_with_it():
+def test_each_chosen_verb_is_a_step_of_its_own_where_the_narration_supports_it_with_its_paired_nouns():
     from cookproc.captions.model import StepModel, VideoProbabilities
 
-    video = _video(["so here we go", "add the onions and stir them in the pan", "that is it", "stir again"],
-                   [[], ["add", "stir"], [], ["stir"]], [[], ["onion", "pan"], [], []])
+    video = _video(["so here we go", "add the onions and stir them in the pan", "that is it", "stir again",
+                    "and mix"], [[], ["add", "stir"], [], ["stir"], ["mix"]], [[], ["onion", "pan"], [], [], []])
     scored = VideoProbabilities(
-        pairs=[(1, "add"), (1, "stir"), (3, "stir"), (2, "chop")], scores=np.array([0.9, 0.8, 0.5, 0.3]),
-        verbs=["add", "chop", "stir"], verb_probability=np.array([0.9, 0.1, 0.6]), nouns=["onion", "pan"],
-        noun_probability=np.array([0.8, 0.4]),
-        verb_nouns=[("add", "onion"), ("add", "pan"), ("stir", "pan"), ("stir", "onion")],
-        pair_probability=np.array([0.5, 0.1, 0.3, 0.2]))
+        pairs=[(1, "add"), (1, "stir"), (3, "stir"), (2, "chop"), (1, "mix"), (4, "mix")],
+        scores=np.array([0.9, 0.8, 0.5, 0.3, 0.95, 0.2]), verbs=["add", "chop", "mix", "stir"],
+        verb_probability=np.array([0.9, 0.1, 0.3, 0.6]), nouns=["onion", "pan"], noun_probability=np.array([0.8, 0.4]),
+        verb_nouns=[("add", "onion"), ("add", "pan"), ("stir", "pan"), ("stir", "onion"), ("mix", "pan")],
+        pair_probability=np.array([0.5, 0.1, 0.3, 0.2, 0.4]))
     model = StepModel(*[None] * 12, verb_threshold=0.25, pair_threshold=0.25)
     steps = model.decode(video, scored)
-    # "add", likelier, takes sentence 1, where both score highest; "stir" the nearest free one (0 and 2
-    # are as near; it scores neither, so the first), not its second-best sentence 3; "chop" is not chosen.
-    assert steps.verbs == {0: ["stir"], 1: ["add"]}
-    assert steps.nouns == {0: ["pan"], 1: ["onion"]}
-    assert [s.pairs for s in steps.step_words()] == [(("stir", "pan"),), (("add", "onion"),)]
-    assert steps.key_probability.tolist() == [0.0, 0.9, 0.3, 0.5]
+    # "add", likeliest, takes sentence 1; "stir" scores highest there too, so it goes to the nearest
+    # free sentence that scores it at least half as high (3), not to 0 or 2, which say nothing of it;
+    # "mix" scores below half its best everywhere else (0.2 < 0.95 / 2), so it joins "add"; "chop" is
+    # not chosen.
+    assert steps.verbs == {1: ["add", "mix"], 3: ["stir"]}
+    assert steps.nouns == {1: ["onion", "pan"], 3: ["pan"]}
+    assert [s.pairs for s in steps.step_words()] == [
+        (("add", "onion"), ("add", "pan"), ("mix", "onion"), ("mix", "pan")), (("stir", "pan"),)]
+    assert steps.key_probability.tolist() == [0.0, 0.95, 0.3, 0.5, 0.2]
     lower = model.decode(video, scored, pair_threshold=0.15)
-    assert lower.nouns == {0: ["pan", "onion"], 1: ["onion"]}  # by falling probability
+    assert lower.nouns == {1: ["onion", "pan"], 3: ["pan", "onion"]}  # by falling probability
     every = model.decode(video, scored, verb_threshold=0.05)
-    assert every.verbs == {0: ["stir"], 1: ["add"], 2: ["chop"]}
+    assert every.verbs == {1: ["add", "mix"], 2: ["chop"], 3: ["stir"]}
 
 
 def test_a_pair_s_features_count_the_captions_and_where_the_narration_says_it():

@@ -24,9 +24,10 @@ Five parts, fitted on the training videos outside inner validation (the *fit* vi
 
 Each chosen verb (probability at least the verb threshold), the likeliest first, is a step of its
 own at the sentence that scores it highest or, where a likelier verb took that one, at the nearest
-sentence still free (with the likelier verb where none is); the step's nouns are those whose pair
-with its verb is likely enough (the pair threshold), said anywhere in the narration. One verb a
-step, because a step's pairs are each of its verbs with each of its nouns. The verb threshold is chosen on the
+free sentence that scores it at least half as high (the narration supports it there; with the
+likelier verb where none does); the step's nouns are those whose pair with its verb is likely
+enough (the pair threshold), said anywhere in the narration. One verb a step where the narration
+allows, because a step's pairs are each of its verbs with each of its nouns. The verb threshold is chosen on the
 inner-validation videos by the mean per-video F1 of verbs, then the pair threshold by that of pairs
 (:mod:`cookproc.scoring.people`).
 """
@@ -250,8 +251,8 @@ class StepModel:
             if not score:
                 continue
             best = min(score, key=lambda j: (-score[j], j))
-            free = [j for j in range(n) if j not in placed]
-            j = min(free, key=lambda j: (abs(j - best), -score.get(j, 0.0), j)) if free else best
+            free = [j for j in score if j not in placed and score[j] >= score[best] / 2]
+            j = min(free, key=lambda j: (abs(j - best), -score[j], j)) if free else best
             placed.setdefault(j, []).append(verb)
         paired: dict[str, list[tuple[float, str]]] = {}
         for (verb, noun), q in zip(scored.verb_nouns, scored.pair_probability):
