@@ -27,9 +27,9 @@ own at the sentence that scores it highest or, where a likelier verb took that o
 free sentence that scores it at least half as high (the narration supports it there; with the
 likelier verb where none does); the step's nouns are those whose pair with its verb is likely
 enough (the pair threshold), said anywhere in the narration. One verb a step where the narration
-allows, because a step's pairs are each of its verbs with each of its nouns. The verb threshold is chosen on the
-inner-validation videos by the mean per-video F1 of verbs, then the pair threshold by that of pairs
-(:mod:`cookproc.scoring.people`).
+allows, because a step's pairs are each of its verbs with each of its nouns. The verb threshold is
+chosen on the inner-validation videos by the mean per-video F1 of verbs, then the pair threshold by
+that of pairs (:mod:`cookproc.scoring.people`).
 """
 from __future__ import annotations
 
@@ -212,7 +212,8 @@ class StepModel:
     def video_context(self, videos: Sequence[VideoText]) -> list[tuple[dict, NeighbourWords]]:
         """Per video: the transcript classifier's verb probabilities and its neighbours' words."""
         matrix = self.transcripts.transform([document(v) for v in videos])
-        return list(zip(self.transcripts.classify(matrix), self.transcripts.neighbour_words(matrix, [None] * len(videos))))
+        return list(zip(self.transcripts.classify(matrix),
+                        self.transcripts.neighbour_words(matrix, [None] * len(videos))))
 
     def steps(self, videos: Sequence[VideoText]) -> list["VideoSteps"]:
         """Each video's steps (:class:`VideoSteps`)."""

@@ -241,7 +241,8 @@ def fit_step_model(videos: Sequence[TrainingVideo], settings: StepModelSettings)
             X, verb_nouns = pair_candidates(
                 video.text, pairs, out_of_fold[video.text.video_id], candidate_verbs,
                 boosted_trees.predict_proba(fold_video_trees, verb_X) if candidate_verbs else np.zeros(0),
-                candidate_nouns, boosted_trees.predict_proba(fold_noun_trees, noun_X) if candidate_nouns else np.zeros(0),
+                candidate_nouns,
+                boosted_trees.predict_proba(fold_noun_trees, noun_X) if candidate_nouns else np.zeros(0),
                 fold_pairs, neighbour.pairs, settings.pair_candidates)
             pair_X.append(X)
             pair_y.append(np.asarray([p in video.caption_pairs() for p in verb_nouns], dtype=int))
@@ -274,7 +275,8 @@ def choose_thresholds(model: StepModel, validation: Sequence[TrainingVideo]) -> 
     settings = model.settings
 
     def score(verb_threshold, pair_threshold):
-        steps = {t.video_id: model.decode(t, s, verb_threshold=verb_threshold, pair_threshold=pair_threshold).step_words()
+        steps = {t.video_id: model.decode(t, s, verb_threshold=verb_threshold,
+                                          pair_threshold=pair_threshold).step_words()
                  for t, s in zip(texts, scored)}
         return {"verb_threshold": verb_threshold, "pair_threshold": pair_threshold,
                 **macro(video_scores(steps, captions, idf, unseen))}
