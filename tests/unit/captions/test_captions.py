@@ -150,3 +150,26 @@ def test_a_pair_s_features_count_the_captions_and_where_the_narration_says_it():
     pan = dict(zip(PAIR_FEATURES, X[1]))
     assert pan["same_sentence"] == 0 and pan["within_one"] == 1 and pan["nearest"] == pytest.approx(1 / 3)
     assert pan["neighbour_videos"] == 0.0 and pan["noun_from_verb_sentence"] == pytest.approx(1 / 3)
+
+
+def test_a_saved_model_keeps_the_pair_counts_and_takes_the_verb_and_noun_counts_from_their_statistics():
+    from types import SimpleNamespace
+
+    from cookproc.captions.features import NounStatistics, PairStatistics, VerbStatistics
+    from cookproc.captions.training import document_frequency, pair_statistics
+
+    videos = [SimpleNamespace(caption_verbs=lambda: {"add", "stir"}, caption_nouns=lambda: {"onion"},
+                              caption_pairs=lambda: {("add", "onion")}),
+              SimpleNamespace(caption_verbs=lambda: {"add"}, caption_nouns=lambda: {"onion", "pan"},
+                              caption_pairs=lambda: {("add", "pan"), ("add", "onion")})]
+    assert document_frequency([["b", "a", "b"], ["a"]]) == {"a": 2, "b": 1}  # a set counts once
+    counted = pair_statistics(videos)
+    assert counted.df == {("add", "onion"): 2, ("add", "pan"): 1}
+    assert (counted.verb_df, counted.noun_df, counted.n_videos) == ({"add": 2, "stir": 1}, {"onion": 2, "pan": 1}, 2)
+    verbs = VerbStatistics(["add"], counted.verb_df, 2, {}, {}, 0.5, 0.5)
+    nouns = NounStatistics(counted.noun_df, 2, {}, 0.5)
+    saved = PairStatistics.of(counted.df, verbs, nouns).to_dict()
+    assert set(saved) == {"df"}
+    assert PairStatistics.from_dict(saved, verbs, nouns) == counted
+    with pytest.raises(ValueError, match="verb statistics of 2 videos, noun statistics of 3"):
+        PairStatistics.of(counted.df, verbs, NounStatistics(counted.noun_df, 3, {}, 0.5))

@@ -57,6 +57,9 @@ def model_arrays(model: StepModel) -> dict[str, np.ndarray]:
 
 def model_meta(model: StepModel) -> dict:
     verbs, nouns, transcripts = model.verbs, model.nouns, model.transcripts
+    if (model.pairs.verb_df, model.pairs.noun_df, model.pairs.n_videos) != (verbs.df, nouns.df, verbs.n_videos):
+        raise ValueError("the pair statistics count other videos than the verb and noun statistics: "
+                         "a saved model keeps only the pair counts")
     return {
         "settings": model.settings.to_dict(),
         "verbs": dataclasses.asdict(verbs),
@@ -109,9 +112,10 @@ class StepModelFolder(DeployedModel):
             fit_verbs=t["fit_verbs"], fit_nouns=t["fit_nouns"],
             fit_pairs=[[tuple(p) for p in pairs] for pairs in t["fit_pairs"]], neighbours=t["neighbours"])
         trees = {name: {key: arrays[f"{name}.{key}"] for key in boosted_trees.ARRAY_KEYS} for name in _TREES}
+        verbs, nouns = VerbStatistics(**meta["verbs"]), NounStatistics(**meta["nouns"])
         model = StepModel(
-            settings=StepModelSettings.from_config(meta["settings"]), verbs=VerbStatistics(**meta["verbs"]),
-            nouns=NounStatistics(**meta["nouns"]), pairs=PairStatistics.from_dict(meta["pairs"]),
+            settings=StepModelSettings.from_config(meta["settings"]), verbs=verbs, nouns=nouns,
+            pairs=PairStatistics.from_dict(meta["pairs"], verbs, nouns),
             centroids=arrays["centroids"],
             selector_coef=arrays["selector_coef"], selector_intercept=meta["selector_intercept"],
             transcripts=transcripts, **trees, verb_threshold=meta["thresholds"]["verbs"],

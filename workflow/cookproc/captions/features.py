@@ -198,22 +198,27 @@ def noun_candidates(video: VideoText, statistics: NounStatistics,
 @dataclass
 class PairStatistics:
     """How many training videos' captions write each verb with each noun in one caption (``df``),
-    and use the verb (``verb_df``) and the noun (``noun_df``), of ``n_videos``."""
+    and use the verb (``verb_df``) and the noun (``noun_df``), of ``n_videos``. The last three are
+    those of the same videos' :class:`VerbStatistics` and :class:`NounStatistics`, so a saved model
+    stores only ``df`` and :meth:`from_dict` takes them from there."""
 
     df: dict[tuple[str, str], int]
     verb_df: dict[str, int]
     noun_df: dict[str, int]
     n_videos: int
 
+    @classmethod
+    def of(cls, df: Mapping[tuple[str, str], int], verbs: VerbStatistics, nouns: NounStatistics) -> "PairStatistics":
+        if verbs.n_videos != nouns.n_videos:
+            raise ValueError(f"verb statistics of {verbs.n_videos} videos, noun statistics of {nouns.n_videos}")
+        return cls(dict(df), verbs.df, nouns.df, verbs.n_videos)
+
     def to_dict(self) -> dict:
-        return {"df": [[verb, noun, count] for (verb, noun), count in sorted(self.df.items())],
-                "verb_df": dict(sorted(self.verb_df.items())), "noun_df": dict(sorted(self.noun_df.items())),
-                "n_videos": self.n_videos}
+        return {"df": [[verb, noun, count] for (verb, noun), count in sorted(self.df.items())]}
 
     @classmethod
-    def from_dict(cls, values: Mapping) -> "PairStatistics":
-        return cls({(verb, noun): int(count) for verb, noun, count in values["df"]}, dict(values["verb_df"]),
-                   dict(values["noun_df"]), int(values["n_videos"]))
+    def from_dict(cls, values: Mapping, verbs: VerbStatistics, nouns: NounStatistics) -> "PairStatistics":
+        return cls.of({(verb, noun): int(count) for verb, noun, count in values["df"]}, verbs, nouns)
 
 
 def pair_candidates(video: VideoText, sentence_pairs: Sequence[tuple[int, str]], sentence_scores: np.ndarray,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import Sequence
+from typing import Iterable, NamedTuple, Sequence, TypeVar
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from cookproc.learn import boosted_trees
 from cookproc.scoring.people import macro, video_scores
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: First hex digits of SHA-1(video id) of the inner-validation videos (among training videos).
 VALIDATION_PREFIXES = ("4", "5")
@@ -40,16 +41,22 @@ def fold_of(video_id: str, folds: int) -> int:
     return int(_sha1(video_id), 16) % folds
 
 
+def document_frequency(item_sets: Iterable[Iterable[T]]) -> dict[T, int]:
+    """In how many of the sets each item is, sorted by item."""
+    counts: dict = {}
+    for items in item_sets:
+        for item in set(items):
+            counts[item] = counts.get(item, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def verb_statistics(videos: Sequence[TrainingVideo], min_videos: int) -> VerbStatistics:
-    df: dict[str, int] = {}
     said_aligned: dict[str, int] = {}
     copied_aligned: dict[str, int] = {}
     said_video: dict[str, int] = {}
     copied_video: dict[str, int] = {}
     for video in videos:
         caption_verbs = video.caption_verbs()
-        for verb in caption_verbs:
-            df[verb] = df.get(verb, 0) + 1
         for verb in set().union(*video.text.word_verbs) if video.text.word_verbs else set():
             said_video[verb] = said_video.get(verb, 0) + 1
             copied_video[verb] = copied_video.get(verb, 0) + (verb in caption_verbs)
@@ -59,9 +66,10 @@ def verb_statistics(videos: Sequence[TrainingVideo], min_videos: int) -> VerbSta
                 copied_aligned[verb] = copied_aligned.get(verb, 0) + (verb in caption.verbs)
     sentence_default = sum(copied_aligned.values()) / max(1, sum(said_aligned.values()))
     video_default = sum(copied_video.values()) / max(1, sum(said_video.values()))
+    df = document_frequency(v.caption_verbs() for v in videos)
     # Smoothed towards the overall rate by two pseudo-observations: a verb said once says little.
     return VerbStatistics(
-        vocabulary=sorted(v for v, c in df.items() if c >= min_videos), df=dict(sorted(df.items())),
+        vocabulary=sorted(v for v, c in df.items() if c >= min_videos), df=df,
         n_videos=len(videos),
         sentence_copy={v: (copied_aligned[v] + 2 * sentence_default) / (said_aligned[v] + 2) for v in sorted(said_aligned)},
         video_copy={v: (copied_video[v] + 2 * video_default) / (said_video[v] + 2) for v in sorted(said_video)},
@@ -69,33 +77,24 @@ def verb_statistics(videos: Sequence[TrainingVideo], min_videos: int) -> VerbSta
 
 
 def noun_statistics(videos: Sequence[TrainingVideo]) -> NounStatistics:
-    df: dict[str, int] = {}
     said: dict[str, int] = {}
     copied: dict[str, int] = {}
     for video in videos:
         caption_nouns = video.caption_nouns()
-        for noun in caption_nouns:
-            df[noun] = df.get(noun, 0) + 1
         for noun in {m for w in video.text.words for m in w.nouns}:
             said[noun] = said.get(noun, 0) + 1
             copied[noun] = copied.get(noun, 0) + (noun in caption_nouns)
     default = sum(copied.values()) / max(1, sum(said.values()))
-    return NounStatistics(df=dict(sorted(df.items())), n_videos=len(videos),
+    return NounStatistics(df=document_frequency(v.caption_nouns() for v in videos), n_videos=len(videos),
                           video_copy={m: (copied[m] + 2 * default) / (said[m] + 2) for m in sorted(said)},
                           default_video_copy=default)
 
 
 def pair_statistics(videos: Sequence[TrainingVideo]) -> PairStatistics:
-    df: dict[tuple[str, str], int] = {}
-    verb_df: dict[str, int] = {}
-    noun_df: dict[str, int] = {}
-    for video in videos:
-        for counts, items in ((df, video.caption_pairs()), (verb_df, video.caption_verbs()),
-                              (noun_df, video.caption_nouns())):
-            for item in items:
-                counts[item] = counts.get(item, 0) + 1
-    return PairStatistics(dict(sorted(df.items())), dict(sorted(verb_df.items())), dict(sorted(noun_df.items())),
-                          len(videos))
+    """The pair counts of videos that have no verb and noun statistics of their own (a fold's)."""
+    return PairStatistics(document_frequency(v.caption_pairs() for v in videos),
+                          document_frequency(v.caption_verbs() for v in videos),
+                          document_frequency(v.caption_nouns() for v in videos), len(videos))
 
 
 def verb_centroids(videos: Sequence[TrainingVideo], vocabulary: Sequence[str]) -> np.ndarray:
@@ -157,6 +156,17 @@ def fit_transcripts(videos: Sequence[TrainingVideo], vocabulary: Sequence[str], 
                        fit_pairs=[sorted(v.caption_pairs()) for v in videos], neighbours=settings.neighbours)
 
 
+class VideoRows(NamedTuple):
+    """A fit video's candidate verbs and nouns: their feature rows and whether its captions use them."""
+
+    verb_X: np.ndarray
+    verbs: list[str]
+    verb_labels: np.ndarray
+    noun_X: np.ndarray
+    nouns: list[str]
+    noun_labels: np.ndarray
+
+
 def _trees(X, y, settings, seed):
     return boosted_trees.tree_arrays(boosted_trees.fit_classifier(
         X, y, max_iter=settings.max_iter, learning_rate=settings.learning_rate,
@@ -207,49 +217,52 @@ def fit_step_model(videos: Sequence[TrainingVideo], settings: StepModelSettings)
     neighbours = transcripts.neighbour_words(transcripts.fit_matrix, list(range(len(fit))))
 
     # Video verbs and nouns on the cross-fitted scores.
-    rows_of = {}
+    rows_of: dict[str, VideoRows] = {}
     for video, neighbour in zip(fit, neighbours):
         rows, pairs, _ = candidates[video.text.video_id]
         verb_X, candidate_verbs = video_candidates(video.text, rows, pairs, out_of_fold[video.text.video_id],
                                                    classified[video.text.video_id], neighbour.verbs)
         noun_X, candidate_nouns = noun_candidates(video.text, nouns, neighbour.nouns)
-        rows_of[video.text.video_id] = (
+        rows_of[video.text.video_id] = VideoRows(
             verb_X, candidate_verbs, np.asarray([v in video.caption_verbs() for v in candidate_verbs], dtype=int),
             noun_X, candidate_nouns, np.asarray([m in video.caption_nouns() for m in candidate_nouns], dtype=int))
 
-    def stacked(videos, column):
-        return np.vstack([rows_of[v.text.video_id][column] for v in videos])
+    def stacked(videos, field):
+        return np.vstack([getattr(rows_of[v.text.video_id], field) for v in videos])
 
-    def labels(videos, column):
-        return np.concatenate([rows_of[v.text.video_id][column] for v in videos])
+    def labels(videos, field):
+        return np.concatenate([getattr(rows_of[v.text.video_id], field) for v in videos])
 
-    video_trees = _trees(stacked(fit, 0), labels(fit, 2), settings.video_trees, settings.seed)
-    noun_trees = _trees(stacked(fit, 3), labels(fit, 5), settings.noun_trees, settings.seed)
+    video_trees = _trees(stacked(fit, "verb_X"), labels(fit, "verb_labels"), settings.video_trees, settings.seed)
+    noun_trees = _trees(stacked(fit, "noun_X"), labels(fit, "noun_labels"), settings.noun_trees, settings.seed)
 
     # Pairs, on cross-fitted verb and noun probabilities and pair statistics of the other folds.
     pair_X, pair_y = [], []
     for k in range(settings.folds):
         inside = [v for v in fit if folds[v.text.video_id] != k]
-        fold_video_trees = _trees(stacked(inside, 0), labels(inside, 2), settings.video_trees, settings.seed)
-        fold_noun_trees = _trees(stacked(inside, 3), labels(inside, 5), settings.noun_trees, settings.seed)
+        fold_video_trees = _trees(stacked(inside, "verb_X"), labels(inside, "verb_labels"), settings.video_trees,
+                                  settings.seed)
+        fold_noun_trees = _trees(stacked(inside, "noun_X"), labels(inside, "noun_labels"), settings.noun_trees,
+                                 settings.seed)
         fold_pairs = pair_statistics(inside)
         for video, neighbour in zip(fit, neighbours):
             if folds[video.text.video_id] != k:
                 continue
-            verb_X, candidate_verbs, _, noun_X, candidate_nouns, _ = rows_of[video.text.video_id]
+            own = rows_of[video.text.video_id]
             _, pairs, _ = candidates[video.text.video_id]
             X, verb_nouns = pair_candidates(
-                video.text, pairs, out_of_fold[video.text.video_id], candidate_verbs,
-                boosted_trees.predict_proba(fold_video_trees, verb_X) if candidate_verbs else np.zeros(0),
-                candidate_nouns,
-                boosted_trees.predict_proba(fold_noun_trees, noun_X) if candidate_nouns else np.zeros(0),
+                video.text, pairs, out_of_fold[video.text.video_id], own.verbs,
+                boosted_trees.predict_proba(fold_video_trees, own.verb_X) if own.verbs else np.zeros(0),
+                own.nouns,
+                boosted_trees.predict_proba(fold_noun_trees, own.noun_X) if own.nouns else np.zeros(0),
                 fold_pairs, neighbour.pairs, settings.pair_candidates)
             pair_X.append(X)
             pair_y.append(np.asarray([p in video.caption_pairs() for p in verb_nouns], dtype=int))
         log.info("pairs: fold %d of %d done", k + 1, settings.folds)
     pair_trees = _trees(np.vstack(pair_X), np.concatenate(pair_y), settings.pair_trees, settings.seed)
     model = StepModel(settings, verbs, nouns, centroids, coef, intercept, transcripts, sentence_trees, video_trees,
-                      noun_trees, pair_statistics(fit), pair_trees, verb_threshold=np.nan, pair_threshold=np.nan)
+                      noun_trees, PairStatistics.of(document_frequency(v.caption_pairs() for v in fit), verbs, nouns),
+                      pair_trees, verb_threshold=np.nan, pair_threshold=np.nan)
     choose_thresholds(model, validation)
     model.training = {
         "n_videos": len(videos), "n_fit": len(fit), "n_validation": len(validation),
