@@ -156,7 +156,8 @@ def test_a_saved_model_keeps_the_pair_counts_and_takes_the_verb_and_noun_counts_
     from types import SimpleNamespace
 
     from cookproc.captions.features import NounStatistics, PairStatistics, VerbStatistics
-    from cookproc.captions.training import document_frequency, pair_statistics
+    from cookproc.captions.training import pair_statistics
+    from cookproc.scoring.people import document_frequency
 
     videos = [SimpleNamespace(caption_verbs=lambda: {"add", "stir"}, caption_nouns=lambda: {"onion"},
                               caption_pairs=lambda: {("add", "onion")}),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import Iterable, NamedTuple, Sequence, TypeVar
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -20,10 +20,9 @@ from cookproc.captions.features import (NounStatistics, PairStatistics, VerbStat
 from cookproc.captions.model import StepModel, StepModelSettings, TrainingVideo, Transcripts, document
 from cookproc.core.logs import Progress
 from cookproc.learn import boosted_trees
-from cookproc.scoring.people import macro, video_scores
+from cookproc.scoring.people import document_frequency, macro, video_scores
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 #: First hex digits of SHA-1(video id) of the inner-validation videos (among training videos).
 VALIDATION_PREFIXES = ("4", "5")
@@ -39,15 +38,6 @@ def is_validation(video_id: str) -> bool:
 
 def fold_of(video_id: str, folds: int) -> int:
     return int(_sha1(video_id), 16) % folds
-
-
-def document_frequency(item_sets: Iterable[Iterable[T]]) -> dict[T, int]:
-    """In how many of the sets each item is, sorted by item."""
-    counts: dict = {}
-    for items in item_sets:
-        for item in set(items):
-            counts[item] = counts.get(item, 0) + 1
-    return dict(sorted(counts.items()))
 
 
 def verb_statistics(videos: Sequence[TrainingVideo], min_videos: int) -> VerbStatistics:

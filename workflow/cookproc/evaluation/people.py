@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from cookproc.scoring.people import KINDS, VIDEO_COLUMNS, macro, video_scores
+from cookproc.scoring.people import KINDS, VIDEO_COLUMNS, document_frequency, macro, video_scores
 
 STRING_LIST = pa.list_(pa.string())
 #: One row per clip of every people's test video, as a system extracted it.
@@ -78,10 +78,7 @@ def system_steps(procedures: pd.DataFrame, normalised: bool) -> dict[str, list]:
 
 def most_frequent(captions: Mapping[str, Sequence], attribute: str) -> list:
     """The items of the training videos' captions by how many videos use them (then by name)."""
-    counts: dict = {}
-    for steps in captions.values():
-        for item in {i for s in steps for i in getattr(s, attribute)}:
-            counts[item] = counts.get(item, 0) + 1
+    counts = document_frequency((i for s in steps for i in getattr(s, attribute)) for steps in captions.values())
     return sorted(counts, key=lambda i: (-counts[i], i))
 
 

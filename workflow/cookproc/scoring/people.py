@@ -23,10 +23,12 @@ The table, with intervals (a percentile bootstrap over videos), is :mod:`cookpro
 from __future__ import annotations
 
 import math
-from typing import Mapping, Protocol, Sequence
+from typing import Iterable, Mapping, Protocol, Sequence, TypeVar
 
 import numpy as np
 import pandas as pd
+
+T = TypeVar("T")
 
 
 class StepWords(Protocol):
@@ -43,14 +45,20 @@ KINDS = ("verbs", "idf_verbs", "nouns", "pairs")
 VIDEO_COLUMNS = [f"{k}_{m}" for k in KINDS for m in ("precision", "recall", "f1")] + ["order_tau"]
 
 
+def document_frequency(item_sets: Iterable[Iterable[T]]) -> dict[T, int]:
+    """In how many of the sets each item is, sorted by item."""
+    counts: dict = {}
+    for items in item_sets:
+        for item in set(items):
+            counts[item] = counts.get(item, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def idf_weights(captions_by_video: Mapping[str, Sequence[StepWords]]) -> dict[str, float]:
     """``ln((1 + N) / (1 + df))`` of each verb of the given (training) videos' captions."""
-    df: dict[str, int] = {}
-    for steps in captions_by_video.values():
-        for verb in {v for s in steps for v in s.verbs}:
-            df[verb] = df.get(verb, 0) + 1
+    df = document_frequency((v for s in steps for v in s.verbs) for steps in captions_by_video.values())
     n = len(captions_by_video)
-    return {verb: math.log((1 + n) / (1 + count)) for verb, count in sorted(df.items())}
+    return {verb: math.log((1 + n) / (1 + count)) for verb, count in df.items()}
 
 
 def unseen_weight(n_training_videos: int) -> float:
