@@ -9,10 +9,12 @@ command -v "$PYTHON" >/dev/null || PYTHON=python3
 "$PYTHON" -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required (torch wheels)"'
 
 # Debian packages (root or sudo; skipped when present): WordNet 3.0 for NLTK, headless Chromium
-# (in which the report test opens the HTML report), and a C toolchain.
+# (in which the report test opens the HTML report), Java, and a C toolchain.
 missing=()
 [ -f /usr/share/wordnet/data.verb ] && [ -f /usr/share/wordnet/index.sense ] || missing+=(wordnet-base wordnet-sense-index)
 command -v chromium >/dev/null || missing+=(chromium)
+# Java for the captioning metrics (pycocoevalcap's tokenizer and METEOR; rule people_score).
+command -v java >/dev/null || missing+=(default-jre-headless)
 # A C compiler and Python's headers: `pip install -e .` compiles the scorer's similarities.
 command -v cc >/dev/null || missing+=(gcc libc6-dev)
 "$PYTHON" -c 'import os, sysconfig; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' \

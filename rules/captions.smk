@@ -125,8 +125,9 @@ rule train_step_model:
 
 
 rule step_model_on_benchmark:
-    "The step model trained on the videos outside the benchmark, its key steps scored on the benchmark's key clips."
+    "The step model trained outside the benchmark: its steps on the benchmark's key clips and in the captions' times."
     input:
+        segments=upstream("youcook2/urlsegmentcaption.txt"),
         videos=f"{CAPTIONS_DIR}/videos.parquet",
         sentences=f"{CAPTIONS_DIR}/sentences.parquet",
         train=f"{CAPTIONS_DIR}/captions.train.parquet",

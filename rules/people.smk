@@ -17,8 +17,13 @@ PEOPLE_READING = {
 }
 
 
+# The systems whose steps are a procedure's key clips (the retrieval floor copies a training video's captions).
+PROCEDURE_SYSTEMS = [s for s in PEOPLE["systems"] if s != "nearest-video-captions"]
+
+
 wildcard_constraints:
     people_system="|".join(PEOPLE["systems"]) or "none",
+    procedure_system="|".join(PROCEDURE_SYSTEMS) or "none",
 
 
 rule people_procedures_srl:
@@ -111,10 +116,47 @@ rule people_procedures_steps:
         "../workflow/scripts/people_procedures.py"
 
 
-rule people_score:
-    "Score one system's procedures against the people's test videos' captions (per video, and its table row)."
+rule people_steps:
+    "One system's steps as they are scored: its key clips in order, their words and texts."
     input:
-        procedures=f"{PEOPLE_DIR}/procedures/{{people_system}}.parquet",
+        procedures=f"{PEOPLE_DIR}/procedures/{{procedure_system}}.parquet",
+        wordnet=config["resources"]["nltk_data"],
+    output:
+        steps=f"{PEOPLE_DIR}/steps/{{procedure_system}}.parquet",
+    log:
+        "logs/people/people_steps/{procedure_system}.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("people_steps"),
+    script:
+        "../workflow/scripts/people_steps.py"
+
+
+rule people_retrieval_floor:
+    "The retrieval floor: each test video's steps are the captions of the training video with the nearest transcript."
+    input:
+        videos=f"{CAPTIONS_DIR}/videos.parquet",
+        sentences=f"{CAPTIONS_DIR}/sentences.parquet",
+        train=f"{CAPTIONS_DIR}/captions.train.parquet",
+    output:
+        steps=f"{PEOPLE_DIR}/steps/nearest-video-captions.parquet",
+    log:
+        "logs/people/people_retrieval_floor.log",
+    conda:
+        "../envs/cpu.yaml"
+    resources:
+        mem_mb=4000,
+    params:
+        code=code_fingerprint("people_retrieval_floor"),
+    script:
+        "../workflow/scripts/people_retrieval_floor.py"
+
+
+rule people_score:
+    "Score one system's steps against the people's test videos' captions (per video, and its table row)."
+    input:
+        steps=f"{PEOPLE_DIR}/steps/{{people_system}}.parquet",
         test=f"{CAPTIONS_DIR}/captions.test.parquet",
         train=f"{CAPTIONS_DIR}/captions.train.parquet",
         wordnet=config["resources"]["nltk_data"],
@@ -133,15 +175,17 @@ rule people_score:
 
 
 rule people_table:
-    "The people's table: every system's row and the constant prior's (results/people.csv and .md)."
+    "The people's table: every system's row and the constant prior's, and the rows compared (results/people.csv, .md)."
     input:
         rows=expand(f"{PEOPLE_DIR}/scores/{{system}}.csv", system=PEOPLE["systems"]),
+        scores=expand(f"{PEOPLE_DIR}/scores/{{system}}.parquet", system=PEOPLE["systems"]),
         test=f"{CAPTIONS_DIR}/captions.test.parquet",
         train=f"{CAPTIONS_DIR}/captions.train.parquet",
         wordnet=config["resources"]["nltk_data"],
     output:
         csv="results/people.csv",
         markdown="results/people.md",
+        comparisons="results/people_comparisons.csv",
         constant=f"{PEOPLE_DIR}/constant_prior.json",
     log:
         "logs/people/people_table.log",
@@ -149,6 +193,8 @@ rule people_table:
         "../envs/cpu.yaml"
     params:
         code=code_fingerprint("people_table"),
+        systems=PEOPLE["systems"],
+        reference=PEOPLE["reference"],
         max_constant=PEOPLE["max_constant"],
         bootstrap=PEOPLE["bootstrap"],
     script:

@@ -281,7 +281,8 @@ def fixture_overrides(upstream_dir: str | Path, scratch_dir: str | Path) -> dict
                                    "sentence_trees": {"max_iter": 10}, "video_trees": {"max_iter": 10},
                                    "noun_trees": {"max_iter": 10}, "pair_trees": {"max_iter": 10},
                                    "pair_candidates": 5, "verb_thresholds": [0.3], "pair_thresholds": [0.3]}},
-            "people": {"systems": ["srl-heur-spacy", "steps-captions", "steps-captions-benchmark"], "max_constant": 5,
+            "people": {"systems": ["nearest-video-captions", "srl-heur-spacy", "steps-captions",
+                                   "steps-captions-benchmark"], "max_constant": 5,
                        "bootstrap": {"resamples": 200}},
             # A user's procedures by the benchmark's deployed models (the default before the step model),
             # unless a test asks for the step model (tests/workflow/test_people_workflow.py): it trains on captions.

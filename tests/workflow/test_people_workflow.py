@@ -68,9 +68,22 @@ def test_no_trained_artifact_sees_the_test_videos_captions(clean_and_poisoned):
 def test_the_people_table_has_every_system_and_the_model_card_its_scores(clean_and_poisoned):
     run = clean_and_poisoned["clean"]
     table = pd.read_csv(run / "results/people.csv")
-    assert list(table["system"]) == ["constant-prior", "srl-heur-spacy", "steps-captions", "steps-captions-benchmark"]
+    assert list(table["system"]) == ["constant-prior", "nearest-video-captions", "srl-heur-spacy", "steps-captions",
+                                     "steps-captions-benchmark"]
     assert (table["n_videos"] == len(TEST_VIDEOS)).all()
-    assert ((table["verbs_f1_low"] <= table["verbs_f1"]) & (table["verbs_f1"] <= table["verbs_f1_high"])).all()
+    for kind in ("verbs", "steps", "strict_steps"):
+        assert ((table[f"{kind}_f1_low"] <= table[f"{kind}_f1"]) & (table[f"{kind}_f1"] <= table[f"{kind}_f1_high"])).all()
+    # The retrieval floor copies a training video's captions: as many steps as it has, written as people write.
+    floor = table.set_index("system").loc["nearest-video-captions"]
+    assert floor["mean_steps"] > 0 and floor["matched_steps"] >= 0 and 0 <= floor["paragraph_meteor"] <= 100
+    comparisons = pd.read_csv(run / "results/people_comparisons.csv")
+    assert set(comparisons["system_a"]) == {"steps-captions-benchmark"}
+    assert set(comparisons["system_b"]) == set(table["system"]) - {"steps-captions-benchmark"}
+    steps = comparisons[(comparisons["metric"] == "steps_f1") & (comparisons["system_b"] == "srl-heur-spacy")].iloc[0]
+    row = table.set_index("system")
+    assert steps["difference"] == pytest.approx(row.loc["steps-captions-benchmark", "steps_f1"]
+                                                - row.loc["srl-heur-spacy", "steps_f1"])
+    assert "## Steps, aligned one to one" in (run / "results/people.md").read_text(encoding="utf-8")
     card = (run / "results/models/steps-captions-benchmark/MODEL_CARD.md").read_text(encoding="utf-8")
     row = table.set_index("system").loc["steps-captions-benchmark"]
     assert f"On the {len(TEST_VIDEOS)} videos of the people's test set" in card and f"{row['verbs_f1']:.1f}" in card

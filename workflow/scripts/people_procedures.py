@@ -27,6 +27,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     clips = [(d["name"], c) for d in documents for c in d["clips"]]
     table = pa.table({
         "video_id": [v for v, _ in clips], "clip_idx": [c["clip_idx"] for _, c in clips],
+        "sentence": [c["sentence"] for _, c in clips],
         "is_key": [c["is_key"] for _, c in clips], "verbs": [c["verbs"] for _, c in clips],
         "args": [c["args"] for _, c in clips],
         "step_verbs": [c["step"]["verbs"] if c["step"] else [] for _, c in clips],

@@ -174,3 +174,32 @@ def test_a_saved_model_keeps_the_pair_counts_and_takes_the_verb_and_noun_counts_
     assert PairStatistics.from_dict(saved, verbs, nouns) == counted
     with pytest.raises(ValueError, match="verb statistics of 2 videos, noun statistics of 3"):
         PairStatistics.of(counted.df, verbs, NounStatistics(counted.noun_df, 3, {}, 0.5))
+
+
+def test_steps_are_checked_in_time_against_the_captions_segments(tmp_path):
+    import pandas as pd
+
+    from cookproc.captions.benchmark import sentence_times, time_scores
+    from cookproc.core.errors import InputError
+    from cookproc.data.captions import read_caption_segments
+
+    path = tmp_path / "urlsegmentcaption.txt"
+    path.write_text("https://www.youtube.com/watch?v=vid1\t10\t20\tchop the onions\n"
+                    "https://www.youtube.com/watch?v=vid1\t30\t40\tfry the onions\n", encoding="utf-8")
+    assert read_caption_segments(path) == {"vid1": [(10.0, 20.0, "chop the onions"), (30.0, 40.0, "fry the onions")]}
+    clips = pd.DataFrame({"video_id": ["vid1"] * 5, "clip_idx": range(5), "start_s": [0.0, 12.0, 22.0, 31.0, 45.0],
+                          "end_s": [12.0, 22.0, 31.0, 45.0, np.nan]})
+    times = sentence_times(clips)
+    assert times["vid1"].tolist() == [6.0, 17.0, 26.5, 38.0, 45.0]  # midpoints; the last clip's start
+    segments = {"vid1": [(10.0, 20.0, ("chop",)), (30.0, 40.0, ("fry",))]}
+    gold = {"vid1": np.array([False, True, False, True, False])}
+    # Steps at sentence 1 (in the chop segment, shares its verb), 2 (between segments) and 3 (in the fry
+    # segment with another verb).
+    scores = time_scores({"vid1": {1: ["chop"], 2: ["add"], 3: ["stir"]}}, times, segments, gold)
+    assert scores["time_steps"] == 3 and scores["segments"] == 2
+    assert scores["steps_in_segments"] == pytest.approx(200 / 3) and scores["segments_with_step"] == 100.0
+    assert scores["verb_shared_in_segment"] == 50.0
+    assert scores["sentences_in_segments"] == 40.0 and scores["key_clips_in_segments"] == 100.0
+    path.write_text("https://www.youtube.com/watch?v=vid1\t10\tten\tchop\n", encoding="utf-8")
+    with pytest.raises(InputError, match="line 1"):
+        read_caption_segments(path)

@@ -121,3 +121,30 @@ def captions_table(texts: dict[str, tuple[list[str], list[str]]], videos: Iterab
     return pa.table({"video_id": [r[0] for r in rows], "caption_idx": [r[1] for r in rows],
                      "caption": [r[2] for r in rows], "verbs": [list(w.verbs) for w in words],
                      "nouns": [list(w.nouns) for w in words]}, schema=CAPTIONS)
+
+
+def read_caption_segments(path: str | Path) -> dict[str, list[tuple[float, float, str]]]:
+    """YouCook2's captions with their segment times (``youcook2/urlsegmentcaption.txt``: URL, start
+    and end in seconds, caption, tab-separated): {video id: [(start, end, caption)] in file order}."""
+    path = Path(path)
+    out: dict[str, list[tuple[float, float, str]]] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text ({exc.reason})") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        cells = line.split("\t")
+        if len(cells) != 4 or "v=" not in cells[0]:
+            raise InputError(path, "expected URL (…watch?v=<id>), start, end and caption, tab-separated", line=number)
+        video = cells[0].split("v=", 1)[1].split("&", 1)[0]
+        try:
+            start, end = float(cells[1]), float(cells[2])
+        except ValueError:
+            raise InputError(path, f"start and end must be seconds, not {cells[1]!r} and {cells[2]!r}",
+                             line=number) from None
+        if not 0 <= start <= end:
+            raise InputError(path, f"a segment from {start} s to {end} s", line=number)
+        out.setdefault(video, []).append((start, end, cells[3]))
+    return out

@@ -1,17 +1,24 @@
 """The people's table: every system's procedures for the people's test videos scored against their
 human captions (:mod:`cookproc.scoring.people`), macro over videos, with percentile bootstrap
-intervals over videos (the same resamples for every system: the same videos, seed and count).
+intervals over videos (the same resamples for every system: the same videos, seed and count), and
+the rows compared as paired bootstrap differences over those resamples.
 
 A system's procedures (``results/people/procedures/<system>.parquet``, :data:`PROCEDURES`) hold every
-clip of every test video; its steps are its key clips in order. A step's words are the step model's
-(``step_verbs``, ``step_nouns``) when the system has one, else the clip's own verbs and arguments
-through the same lemmatisation as the captions' (:func:`cookproc.data.step_words.verb_lemma`,
-:func:`~cookproc.data.step_words.argument_nouns`). The constant prior is not a procedure: the k
-most frequent caption verbs, nouns and (verb, noun) pairs of the training videos, the same for every
-video, each k chosen on the training videos (the best mean F1 of its kind).
+clip of every test video; its steps (``results/people/steps/<system>.parquet``, :data:`STEPS`) are its
+key clips in order. A step's words are the step model's (``step_verbs``, ``step_nouns``) when the
+system has one, else the clip's own verbs and arguments through the same lemmatisation as the
+captions' (:func:`cookproc.data.step_words.verb_lemma`, :func:`~cookproc.data.step_words.argument_nouns`);
+its text is the step model's step text, else the clip's sentence (what such a procedure shows under
+each step). The retrieval floor (:data:`RETRIEVAL_FLOOR`) is not a procedure of the video: each test
+video gets, as its steps, the captions of the training video whose transcript is nearest its own
+(:func:`nearest_training_videos`): fluent text that knows nothing of the video. The constant prior is
+not a procedure either: the k most frequent caption verbs, nouns and (verb, noun) pairs of the
+training videos, the same for every video, each k chosen on the training videos (the best mean F1 of
+its kind).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -19,13 +26,16 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from cookproc.scoring.people import KINDS, VIDEO_COLUMNS, document_frequency, macro, video_scores
+from cookproc.scoring.captioning import METRICS as TEXT_METRICS
+from cookproc.scoring.people import (KINDS, SET_KINDS, STEP_KINDS, VIDEO_COLUMNS, document_frequency, macro,
+                                     step_alignment, video_scores)
 
 STRING_LIST = pa.list_(pa.string())
 #: One row per clip of every people's test video, as a system extracted it.
 PROCEDURES = pa.schema([
     pa.field("video_id", pa.string(), nullable=False),
     pa.field("clip_idx", pa.int32(), nullable=False),
+    pa.field("sentence", pa.string(), nullable=False),  # the clip's text, as the transcript says it
     pa.field("is_key", pa.bool_(), nullable=False),
     pa.field("verbs", STRING_LIST, nullable=False),  # the clip's own words (verbatim tuples)
     pa.field("args", STRING_LIST, nullable=False),
@@ -33,20 +43,54 @@ PROCEDURES = pa.schema([
     pa.field("step_nouns", STRING_LIST, nullable=False),
     pa.field("step_text", pa.string(), nullable=True),
 ])
+#: One row per step of every people's test video, as it is scored: its words and its text.
+STEPS = pa.schema([
+    pa.field("video_id", pa.string(), nullable=False),
+    pa.field("step_idx", pa.int32(), nullable=False),
+    pa.field("clip_idx", pa.int32(), nullable=True),  # the clip it is at (null: not a clip of the video)
+    pa.field("verbs", STRING_LIST, nullable=False),  # lemmas, as the captions' (cookproc.data.step_words)
+    pa.field("nouns", STRING_LIST, nullable=False),
+    pa.field("text", pa.string(), nullable=False),
+])
 #: Per system and test video: the scores of :mod:`cookproc.scoring.people` (fractions; NaN: undefined).
 VIDEO_SCORES = pa.schema([pa.field("system", pa.string(), nullable=False),
                           pa.field("video_id", pa.string(), nullable=False),
-                          pa.field("n_steps", pa.int32(), nullable=False)]
+                          pa.field("n_steps", pa.int32(), nullable=False),
+                          pa.field("n_captions", pa.int32(), nullable=False)]
                          + [pa.field(c, pa.float64(), nullable=True) for c in VIDEO_COLUMNS])
-#: The table's columns: per kind P, R, F1 and F1's interval; tau and its interval (macro means, percent).
-TABLE_COLUMNS = (["system", "n_videos", "mean_steps"]
+#: Step texts scored as captions: of the matched steps (each against its caption) and of the paragraph.
+TEXT_COLUMNS = [f"{unit}_{metric}" for unit in ("matched", "paragraph") for metric in TEXT_METRICS]
+#: The table's columns: per kind P, R, F1 and F1's interval; tau and its interval (macro means,
+#: percent); steps and captions per video; the text metrics (percent).
+TABLE_COLUMNS = (["system", "n_videos", "mean_steps", "mean_captions"]
                  + [f"{k}_{m}" for k in KINDS for m in ("precision", "recall", "f1", "f1_low", "f1_high")]
-                 + ["order_tau", "order_tau_low", "order_tau_high", "order_videos", "resamples"])
+                 + ["order_tau", "order_tau_low", "order_tau_high", "order_videos", "matched_steps"] + TEXT_COLUMNS
+                 + ["resamples"])
+#: Paired comparisons: a system's score minus another's over the same resamples.
+COMPARISONS = ["system_a", "system_b", "metric", "n_videos", "value_a", "value_b", "difference", "ci_low",
+               "ci_high", "resamples"]
+#: The metrics compared (macro means; tau over the videos both systems define).
+COMPARED = ["steps_f1", "strict_steps_f1", "verbs_f1", "idf_verbs_f1", "nouns_f1", "pairs_f1", "order_tau"]
+#: The retrieval floor's row.
+RETRIEVAL_FLOOR = "nearest-video-captions"
 
 
 def normalised_system(name: str) -> bool:
     """Whether a people's system has a step model (``steps-<variant>``), whose steps' words it is scored by."""
     return name.startswith("steps-")
+
+
+@dataclass(frozen=True)
+class ScoredStep:
+    """A step (or a caption) as it is scored: its verb and head-noun lemmas, and its text."""
+
+    verbs: tuple[str, ...]
+    nouns: tuple[str, ...]
+    text: str = ""
+
+    @property
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        return tuple((v, n) for v in self.verbs for n in self.nouns)
 
 
 @dataclass(frozen=True)
@@ -58,22 +102,79 @@ class ConstantWords:
     pairs: tuple[tuple[str, str], ...]
 
 
-def system_steps(procedures: pd.DataFrame, normalised: bool) -> dict[str, list]:
-    """{video id: its steps' words} of a system's procedures: its key clips in order; the step
-    model's words when ``normalised``, else the clip's own, lemmatised."""
-    from cookproc.data.step_words import StepWords, argument_nouns, verb_lemma
+def procedure_steps(procedures: pd.DataFrame, normalised: bool) -> pd.DataFrame:
+    """The steps (:data:`STEPS` columns) of a system's procedures: its key clips in order; the step
+    model's words and text when ``normalised``, else the clip's own words, lemmatised, and its sentence."""
+    from cookproc.data.step_words import argument_nouns, verb_lemma
 
-    out: dict[str, list] = {}
+    rows = []
     for video, clips in procedures.sort_values(["video_id", "clip_idx"]).groupby("video_id", sort=True):
-        steps = []
-        for clip in clips[clips["is_key"]].itertuples():
+        for step_idx, clip in enumerate(clips[clips["is_key"]].itertuples()):
             if normalised:
-                steps.append(StepWords(tuple(clip.step_verbs), tuple(clip.step_nouns)))
+                verbs, nouns, text = list(clip.step_verbs), list(clip.step_nouns), clip.step_text or ""
             else:
-                verbs = tuple(dict.fromkeys(v for v in (verb_lemma(x) for x in clip.verbs) if v))
-                steps.append(StepWords(verbs, argument_nouns(clip.args)))
-        out[video] = steps
+                verbs = list(dict.fromkeys(v for v in (verb_lemma(x) for x in clip.verbs) if v))
+                nouns, text = list(argument_nouns(clip.args)), clip.sentence
+            rows.append({"video_id": video, "step_idx": step_idx, "clip_idx": int(clip.clip_idx), "verbs": verbs,
+                         "nouns": nouns, "text": text})
+    return pd.DataFrame(rows, columns=STEPS.names)
+
+
+def steps_by_video(steps: pd.DataFrame) -> dict[str, list[ScoredStep]]:
+    """{video id: its steps in order} of a :data:`STEPS` table (a video without a step is absent)."""
+    out: dict[str, list[ScoredStep]] = {}
+    for video, group in steps.sort_values(["video_id", "step_idx"]).groupby("video_id", sort=True):
+        out[video] = [ScoredStep(tuple(r.verbs), tuple(r.nouns), r.text) for r in group.itertuples()]
     return out
+
+
+def captions_by_video(captions: pd.DataFrame) -> dict[str, list[ScoredStep]]:
+    """{video id: its captions in order, with their text} of a captions table (cookproc.data.captions.CAPTIONS)."""
+    out: dict[str, list[ScoredStep]] = {}
+    for video, group in captions.sort_values(["video_id", "caption_idx"]).groupby("video_id", sort=True):
+        out[video] = [ScoredStep(tuple(r.verbs), tuple(r.nouns), r.caption) for r in group.itertuples()]
+    return out
+
+
+def nearest_training_videos(train: Mapping[str, str], test: Mapping[str, str], min_df: int = 2) -> dict[str, str]:
+    """{test video: the training video whose transcript is nearest} by the cosine of TF-IDF vectors
+    (words and word pairs, sublinear term frequency, terms of at least ``min_df`` training
+    transcripts), fitted on the training transcripts only; ties go to the first training video by id."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    train_ids, test_ids = sorted(train), sorted(test)
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=min_df, dtype=np.float64)
+    train_matrix = vectorizer.fit_transform([train[v] for v in train_ids])
+    similarity = np.asarray((vectorizer.transform([test[v] for v in test_ids]) @ train_matrix.T).todense())
+    return {video: train_ids[int(np.argmax(row))] for video, row in zip(test_ids, similarity)}
+
+
+def retrieval_floor_steps(nearest: Mapping[str, str], train_captions: pd.DataFrame) -> pd.DataFrame:
+    """The retrieval floor's steps (:data:`STEPS` columns): each test video's nearest training video's
+    captions, in order, with their words and text."""
+    captions = captions_by_video(train_captions)
+    rows = [{"video_id": video, "step_idx": i, "clip_idx": None, "verbs": list(c.verbs), "nouns": list(c.nouns),
+             "text": c.text} for video in sorted(nearest) for i, c in enumerate(captions[nearest[video]])]
+    return pd.DataFrame(rows, columns=STEPS.names)
+
+
+def text_scores(steps: Mapping[str, Sequence[ScoredStep]], captions: Mapping[str, Sequence[ScoredStep]]) -> dict:
+    """The step texts scored as captions (:mod:`cookproc.scoring.captioning`, percent): each matched
+    step (the step alignment's, a shared verb) against its caption, and each video's steps' texts,
+    joined, against its captions, joined (paragraph captioning); and the number of matched steps."""
+    from cookproc.scoring.captioning import caption_scores
+
+    matched_hyp, matched_ref, paragraph_hyp, paragraph_ref = {}, {}, {}, {}
+    for video in sorted(captions):
+        ours, theirs = steps.get(video, ()), captions[video]
+        for i, j in step_alignment(ours, theirs):
+            key = f"{video}/{j}"
+            matched_hyp[key], matched_ref[key] = ours[i].text, [theirs[j].text]
+        paragraph_hyp[video] = " ".join(s.text for s in ours)
+        paragraph_ref[video] = [" ".join(c.text for c in theirs)]
+    matched, paragraph = caption_scores(matched_hyp, matched_ref), caption_scores(paragraph_hyp, paragraph_ref)
+    return {"matched_steps": len(matched_hyp), **{f"matched_{k}": v for k, v in matched.items()},
+            **{f"paragraph_{k}": v for k, v in paragraph.items()}}
 
 
 def most_frequent(captions: Mapping[str, Sequence], attribute: str) -> list:
@@ -96,6 +197,18 @@ def constant_prior(train: Mapping[str, Sequence], idf: Mapping[str, float], unse
     return ConstantWords(*(tuple(ranked[kind][:chosen[kind]]) for kind in ("verbs", "nouns", "pairs"))), chosen
 
 
+def _scale(column: str) -> float:
+    return 1.0 if column == "order_tau" else 100.0
+
+
+def _resampled_means(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The mean of the defined values in each resample (NaN where a resample draws none)."""
+    defined = ~np.isnan(values)
+    weighted = counts[:, defined] @ values[defined]
+    n = counts[:, defined].sum(axis=1)
+    return np.divide(weighted, n, out=np.full_like(weighted, np.nan), where=n > 0)
+
+
 def bootstrap_intervals(scores: pd.DataFrame, *, resamples: int, seed: int, confidence: float) -> dict[str, tuple]:
     """Percentile interval of each macro mean over ``resamples`` draws of the videos (rows, in
     video order) with replacement."""
@@ -104,48 +217,116 @@ def bootstrap_intervals(scores: pd.DataFrame, *, resamples: int, seed: int, conf
     counts = resample_counts(len(scores), resamples, seed).astype(float)
     out = {}
     for column in VIDEO_COLUMNS:
-        values = scores[column].to_numpy(dtype=float)
-        defined = ~np.isnan(values)
-        weighted = counts[:, defined] @ values[defined]
-        n = counts[:, defined].sum(axis=1)
-        means = np.divide(weighted, n, out=np.full_like(weighted, np.nan), where=n > 0)
-        scale = 1 if column == "order_tau" else 100
+        means = _resampled_means(scores[column].to_numpy(dtype=float), counts)
         kept = means[~np.isnan(means)]
-        out[column] = tuple(scale * x for x in interval(kept, confidence)) if len(kept) else (np.nan, np.nan)
+        out[column] = tuple(_scale(column) * x for x in interval(kept, confidence)) if len(kept) else (np.nan, np.nan)
     return out
 
 
-def table_row(system: str, scores: pd.DataFrame, *, resamples: int, seed: int, confidence: float) -> dict:
-    """A system's row of the people's table (:data:`TABLE_COLUMNS`) from its per-video scores."""
+def table_row(system: str, scores: pd.DataFrame, *, resamples: int, seed: int, confidence: float,
+              text: Mapping | None = None) -> dict:
+    """A system's row of the people's table (:data:`TABLE_COLUMNS`) from its per-video scores and
+    its step texts' scores (:func:`text_scores`; none for the constant prior)."""
     scores = scores.sort_values("video_id").reset_index(drop=True)
     means, ci = macro(scores), bootstrap_intervals(scores, resamples=resamples, seed=seed, confidence=confidence)
     row = {"system": system, "n_videos": len(scores), "mean_steps": float(scores["n_steps"].mean()),
-           "order_videos": means["order_videos"], "resamples": resamples}
+           "mean_captions": float(scores["n_captions"].mean()), "order_videos": means["order_videos"],
+           "resamples": resamples}
     for kind in KINDS:
         for metric in ("precision", "recall", "f1"):
             row[f"{kind}_{metric}"] = means[f"{kind}_{metric}"]
         row[f"{kind}_f1_low"], row[f"{kind}_f1_high"] = ci[f"{kind}_f1"]
     row["order_tau"] = means["order_tau"]
     row["order_tau_low"], row["order_tau_high"] = ci["order_tau"]
+    text = text or {}
+    row["matched_steps"] = text.get("matched_steps", 0)
+    row.update({column: text.get(column, math.nan) for column in TEXT_COLUMNS})
     return row
 
 
-def markdown(table: pd.DataFrame) -> str:
-    """results/people.md: F1 [95% interval] of each kind, verbs' P and R, tau, steps per video."""
+def paired_differences(scores: Mapping[str, pd.DataFrame], pairs: Sequence[tuple[str, str]], *, resamples: int,
+                       seed: int, confidence: float) -> pd.DataFrame:
+    """Each pair (A, B) of systems compared on each :data:`COMPARED` metric: A's macro mean minus B's
+    over the videos both define (for the F1s every video with captions of the kind; for tau those
+    where both define it), with the percentile interval of the difference over the same resamples of
+    the test videos as the table's intervals (:data:`COMPARISONS` columns). Every system's scores
+    hold the same videos."""
+    from cookproc.evaluation.bootstrap import interval, resample_counts
+
+    ordered = {name: frame.sort_values("video_id").reset_index(drop=True) for name, frame in scores.items()}
+    videos = {name: tuple(frame["video_id"]) for name, frame in ordered.items()}
+    if len(set(videos.values())) > 1:
+        raise ValueError("the systems' scores hold different videos: they cannot be compared pair by pair")
+    n_videos = len(next(iter(videos.values()))) if videos else 0
+    counts = resample_counts(n_videos, resamples, seed).astype(float)
+    rows = []
+    for a, b in pairs:
+        for metric in COMPARED:
+            x, y = (ordered[s][metric].to_numpy(dtype=float) for s in (a, b))
+            both = ~np.isnan(x) & ~np.isnan(y)
+            if not both.any():
+                continue
+            scale = _scale(metric)
+            value_a, value_b = scale * x[both].mean(), scale * y[both].mean()
+            difference = np.where(both, x - y, np.nan)
+            samples = _resampled_means(difference, counts)
+            low, high = interval(scale * samples[~np.isnan(samples)], confidence)
+            rows.append({"system_a": a, "system_b": b, "metric": metric, "n_videos": int(both.sum()),
+                         "value_a": value_a, "value_b": value_b, "difference": value_a - value_b, "ci_low": low,
+                         "ci_high": high, "resamples": resamples})
+    return pd.DataFrame(rows, columns=COMPARISONS)
+
+
+HEADINGS = {"steps_f1": "step F1", "strict_steps_f1": "strict step F1", "verbs_f1": "verbs F1",
+            "idf_verbs_f1": "IDF-weighted verbs F1", "nouns_f1": "nouns F1", "pairs_f1": "pairs F1",
+            "order_tau": "order tau"}
+
+
+def markdown(table: pd.DataFrame, comparisons: pd.DataFrame | None = None) -> str:
+    """results/people.md: the set scores (F1 [95% interval] of each kind, verbs' P and R, tau), the
+    step scores (steps per video, step P / R / F1 and strict F1), the step texts' captioning scores,
+    and the paired differences."""
     from cookproc.core.formatting import format_number, markdown_table
+    from cookproc.scoring.captioning import HEADERS, PACKAGE
 
     def cell(value, digits=1):
-        return format_number(None if value != value else value, digits)  # NaN: undefined
+        return format_number(None if value is None or value != value else value, digits)  # NaN: undefined
 
     def with_interval(row, key, digits=1):
         return f"{cell(row[key], digits)} [{cell(row[key + '_low'], digits)}, {cell(row[key + '_high'], digits)}]"
 
-    header = ["system", "verbs P / R", "verbs F1", "IDF-weighted verbs F1", "nouns F1", "pairs F1", "order tau",
-              "steps per video"]
-    rows = [[f"`{r['system']}`", f"{cell(r['verbs_precision'])} / {cell(r['verbs_recall'])}",
-             with_interval(r, "verbs_f1"), with_interval(r, "idf_verbs_f1"), with_interval(r, "nouns_f1"),
-             with_interval(r, "pairs_f1"), with_interval(r, "order_tau", 2), cell(r["mean_steps"])]
-            for r in table.to_dict("records")]
+    records = table.to_dict("records")
     n = int(table["n_videos"].iloc[0]) if len(table) else 0
-    return (f"Procedures against people: the {n} videos of the people's test set, macro means over videos "
-            "(percent; tau as is) with 95% bootstrap intervals over videos.\n\n" + markdown_table(header, rows) + "\n")
+    captions = cell(table["mean_captions"].iloc[0]) if len(table) else "-"
+    sets = [[f"`{r['system']}`", f"{cell(r['verbs_precision'])} / {cell(r['verbs_recall'])}",
+             *(with_interval(r, f"{k}_f1") for k in SET_KINDS), with_interval(r, "order_tau", 2),
+             cell(r["order_videos"], 0)] for r in records]
+    steps = [[f"`{r['system']}`", cell(r["mean_steps"]), f"{cell(r['steps_precision'])} / {cell(r['steps_recall'])}",
+              with_interval(r, "steps_f1"), with_interval(r, "strict_steps_f1")] for r in records]
+    texts = [[f"`{r['system']}`", cell(r["matched_steps"], 0), *(cell(r[c]) for c in TEXT_COLUMNS)]
+             for r in records if r["system"] != "constant-prior"]
+    out = [f"Procedures against people: the {n} videos of the people's test set, macro means over videos "
+           "(percent; tau as is) with 95% bootstrap intervals over videos.", "",
+           "## Sets of words per video", "",
+           markdown_table(["system", "verbs P / R", "verbs F1", "IDF-weighted verbs F1", "nouns F1", "pairs F1",
+                           "order tau", "videos with tau"], sets), "",
+           f"## Steps, aligned one to one and in order with the captions ({captions} captions per video)", "",
+           markdown_table(["system", "steps per video", "step P / R", "step F1", "strict step F1"], steps), "",
+           f"## Step texts as captions ({PACKAGE}; percent)", "",
+           markdown_table(["system", "matched steps", *(f"matched {HEADERS[m]}" for m in TEXT_METRICS),
+                           *(f"paragraph {HEADERS[m]}" for m in TEXT_METRICS)], texts), ""]
+    if comparisons is not None and len(comparisons):
+        rows = []
+        for (a, b), group in comparisons.groupby(["system_a", "system_b"], sort=False):
+            by_metric = {r["metric"]: r for r in group.to_dict("records")}
+            row = [f"`{a}` − `{b}`"]
+            for metric in COMPARED:
+                r = by_metric.get(metric)
+                digits = 2 if metric == "order_tau" else 1
+                row.append("–" if r is None else f"{cell(r['difference'], digits)} [{cell(r['ci_low'], digits)}, "
+                           f"{cell(r['ci_high'], digits)}]" + (f" ({r['n_videos']} videos)" if metric == "order_tau"
+                                                              else ""))
+            rows.append(row)
+        out += ["## Paired differences (A − B, 95% interval over the same resamples)", "",
+                markdown_table(["A − B", *(HEADINGS[m] for m in COMPARED)], rows), ""]
+    return "\n".join(out)

@@ -15,6 +15,14 @@ video's captions are reduced to the words of a step as people write them
   appear in the steps and in the captions; undefined (left out of the mean) for a video with fewer
   than two matched verbs or with every matched verb first appearing in one step on a side.
 
+And step by step (:func:`step_alignment`): the steps and the captions, each in order, aligned one to
+one and monotonically (no crossing) so that the most pairs match, by dynamic programming:
+
+- ``steps``: a step matches a caption when they share a verb lemma; P = matched steps / steps,
+  R = matched captions / captions;
+- ``strict_steps``: the same with a match that shares a verb and a head noun (a verb-noun pair:
+  both sides pair each of a step's verbs with each of its nouns).
+
 Per video, P = matched / predicted (0 for no prediction), R = matched / in the captions, F1 their
 harmonic mean (0 when both are 0); each score is the macro mean over the test videos (a video
 whose captions have no word of a kind is left out of that kind's mean), in percent (tau as is).
@@ -23,7 +31,7 @@ The table, with intervals (a percentile bootstrap over videos), is :mod:`cookpro
 from __future__ import annotations
 
 import math
-from typing import Iterable, Mapping, Protocol, Sequence, TypeVar
+from typing import Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -40,7 +48,10 @@ class StepWords(Protocol):
     @property
     def pairs(self) -> Sequence[tuple[str, str]]: ...
 
-KINDS = ("verbs", "idf_verbs", "nouns", "pairs")
+#: The set kinds, then the step kinds (module doc).
+SET_KINDS = ("verbs", "idf_verbs", "nouns", "pairs")
+STEP_KINDS = ("steps", "strict_steps")
+KINDS = SET_KINDS + STEP_KINDS
 #: Columns of the per-video score table, in order.
 VIDEO_COLUMNS = [f"{k}_{m}" for k in KINDS for m in ("precision", "recall", "f1")] + ["order_tau"]
 
@@ -102,6 +113,46 @@ def order_tau(steps: Sequence[StepWords], captions: Sequence[StepWords]) -> floa
     return float(kendalltau(a, b).statistic)
 
 
+def shares_verb(step: StepWords, caption: StepWords) -> bool:
+    return not set(step.verbs).isdisjoint(caption.verbs)
+
+
+def shares_pair(step: StepWords, caption: StepWords) -> bool:
+    return not set(step.pairs).isdisjoint(caption.pairs)
+
+
+def step_alignment(steps: Sequence[StepWords], captions: Sequence[StepWords],
+                   match: Callable[[StepWords, StepWords], bool] = shares_verb) -> list[tuple[int, int]]:
+    """The (step, caption) index pairs of a one-to-one, monotone alignment with the most matching
+    pairs (a longest common subsequence under ``match``); among equally many, the one that pairs
+    each step with the latest caption it can, read from the end (deterministic)."""
+    n, m = len(steps), len(captions)
+    matches = [[match(s, c) for c in captions] for s in steps]
+    best = np.zeros((n + 1, m + 1), dtype=np.int64)
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            best[i, j] = max(best[i - 1, j], best[i, j - 1], best[i - 1, j - 1] + matches[i - 1][j - 1])
+    pairs, i, j = [], n, m
+    while i and j:
+        if matches[i - 1][j - 1] and best[i, j] == best[i - 1, j - 1] + 1:
+            pairs.append((i - 1, j - 1))
+            i, j = i - 1, j - 1
+        elif best[i - 1, j] >= best[i, j - 1]:
+            i -= 1
+        else:
+            j -= 1
+    return pairs[::-1]
+
+
+def _step_prf(n_matched: int, n_steps: int, n_captions: int) -> tuple[float, float, float] | None:
+    if not n_captions:
+        return None
+    precision = n_matched / n_steps if n_steps else 0.0
+    recall = n_matched / n_captions
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
 def score_video(steps: Sequence[StepWords], captions: Sequence[StepWords], idf: Mapping[str, float],
                 unseen: float) -> dict[str, float]:
     """The per-video scores (fractions; NaN where a kind is undefined) of one system's steps."""
@@ -112,9 +163,13 @@ def score_video(steps: Sequence[StepWords], captions: Sequence[StepWords], idf: 
     }
     sets["idf_verbs"] = sets["verbs"]
     out: dict[str, float] = {}
-    for kind in KINDS:
+    for kind in SET_KINDS:
         weight = (lambda verb: idf.get(verb, unseen)) if kind == "idf_verbs" else None
         prf = _prf(*sets[kind], weight)
+        for metric, value in zip(("precision", "recall", "f1"), prf or (math.nan,) * 3):
+            out[f"{kind}_{metric}"] = value
+    for kind, match in (("steps", shares_verb), ("strict_steps", shares_pair)):
+        prf = _step_prf(len(step_alignment(steps, captions, match)), len(steps), len(captions))
         for metric, value in zip(("precision", "recall", "f1"), prf or (math.nan,) * 3):
             out[f"{kind}_{metric}"] = value
     out["order_tau"] = order_tau(steps, captions)
@@ -127,9 +182,9 @@ def video_scores(system: Mapping[str, Sequence[StepWords]], captions: Mapping[st
     for scores as empty), sorted by video id."""
     rows = []
     for video in sorted(captions):
-        rows.append({"video_id": video, "n_steps": len(system.get(video, ())),
+        rows.append({"video_id": video, "n_steps": len(system.get(video, ())), "n_captions": len(captions[video]),
                      **score_video(system.get(video, ()), captions[video], idf, unseen)})
-    return pd.DataFrame(rows, columns=["video_id", "n_steps", *VIDEO_COLUMNS])
+    return pd.DataFrame(rows, columns=["video_id", "n_steps", "n_captions", *VIDEO_COLUMNS])
 
 
 def _mean(values: np.ndarray) -> float:
