@@ -16,6 +16,7 @@ rule numbers:
         **(
             {
                 "people": "results/people.csv",
+                "people_comparisons": "results/people_comparisons.csv",
                 "alignment": f"{CAPTIONS_DIR}/alignment_quality.csv",
                 "steps_benchmark": f"{CAPTIONS_DIR}/steps_on_benchmark.csv",
             }

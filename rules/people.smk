@@ -139,6 +139,7 @@ rule people_retrieval_floor:
         videos=f"{CAPTIONS_DIR}/videos.parquet",
         sentences=f"{CAPTIONS_DIR}/sentences.parquet",
         train=f"{CAPTIONS_DIR}/captions.train.parquet",
+        wordnet=config["resources"]["nltk_data"],
     output:
         steps=f"{PEOPLE_DIR}/steps/nearest-video-captions.parquet",
     log:
@@ -153,12 +154,29 @@ rule people_retrieval_floor:
         "../workflow/scripts/people_retrieval_floor.py"
 
 
+rule people_idf:
+    "The verbs' IDF weights of the people's table, counted on the training videos' captions only."
+    input:
+        train=f"{CAPTIONS_DIR}/captions.train.parquet",
+        wordnet=config["resources"]["nltk_data"],
+    output:
+        idf=f"{PEOPLE_DIR}/idf_weights.json",
+    log:
+        "logs/people/people_idf.log",
+    conda:
+        "../envs/cpu.yaml"
+    params:
+        code=code_fingerprint("people_idf"),
+    script:
+        "../workflow/scripts/people_idf.py"
+
+
 rule people_score:
     "Score one system's steps against the people's test videos' captions (per video, and its table row)."
     input:
         steps=f"{PEOPLE_DIR}/steps/{{people_system}}.parquet",
         test=f"{CAPTIONS_DIR}/captions.test.parquet",
-        train=f"{CAPTIONS_DIR}/captions.train.parquet",
+        idf=f"{PEOPLE_DIR}/idf_weights.json",
         wordnet=config["resources"]["nltk_data"],
     output:
         scores=f"{PEOPLE_DIR}/scores/{{people_system}}.parquet",
@@ -181,6 +199,7 @@ rule people_table:
         scores=expand(f"{PEOPLE_DIR}/scores/{{system}}.parquet", system=PEOPLE["systems"]),
         test=f"{CAPTIONS_DIR}/captions.test.parquet",
         train=f"{CAPTIONS_DIR}/captions.train.parquet",
+        idf=f"{PEOPLE_DIR}/idf_weights.json",
         wordnet=config["resources"]["nltk_data"],
     output:
         csv="results/people.csv",

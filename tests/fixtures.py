@@ -279,8 +279,8 @@ def fixture_overrides(upstream_dir: str | Path, scratch_dir: str | Path) -> dict
             # candidate of each choice; the people's table without the benchmark's deployed models.
             "captions": {"model": {"min_caption_videos": 1, "folds": 2, "neighbours": 2, "tfidf_min_df": 1,
                                    "sentence_trees": {"max_iter": 10}, "video_trees": {"max_iter": 10},
-                                   "noun_trees": {"max_iter": 10}, "pair_trees": {"max_iter": 10},
-                                   "pair_candidates": 5, "verb_thresholds": [0.3], "pair_thresholds": [0.3]}},
+                                   "noun_trees": {"max_iter": 10}, "verb_thresholds": [0.3], "step_thresholds": [0.1],
+                                   "noun_thresholds": [0.3]}},
             "people": {"systems": ["nearest-video-captions", "srl-heur-spacy", "steps-captions",
                                    "steps-captions-benchmark"], "max_constant": 5,
                        "bootstrap": {"resamples": 200}},

@@ -22,7 +22,10 @@ TRAINED = ["results/captions/captions.train.parquet", "results/captions/alignmen
            "results/captions/models/steps-captions/arrays.npz", "results/captions/models/steps-captions/model.json",
            "results/captions/models/steps-captions-benchmark/arrays.npz",
            "results/captions/models/steps-captions-benchmark/model.json",
-           "results/captions/steps_on_benchmark.csv"]
+           "results/captions/steps_on_benchmark.csv",
+           # What the people's table counts on the training videos and what the retrieval floor copies.
+           "results/people/constant_prior.json", "results/people/idf_weights.json",
+           "results/people/steps/nearest-video-captions.parquet"]
 
 
 def digest(path: Path) -> str:
@@ -58,6 +61,9 @@ def test_no_trained_artifact_sees_the_test_videos_captions(clean_and_poisoned):
     clean, poisoned = clean_and_poisoned["clean"], clean_and_poisoned["poisoned"]
     for rel in TRAINED:
         assert digest(clean / rel) == digest(poisoned / rel), f"{rel} changed with the test videos' captions"
+    # The rebuilt lexicon counts every non-benchmark video's captions, the test videos' too (the paper's
+    # procedure, for Tables 4 and 5 only): nothing of the people's stage reads it.
+    assert not (clean / "results/lexicon/rebuilt.lst").exists()
     # The poison did reach what reads the test captions: the reference and the scores.
     assert digest(clean / "results/captions/captions.test.parquet") != digest(
         poisoned / "results/captions/captions.test.parquet")
@@ -139,3 +145,15 @@ def test_a_user_gets_the_step_model_s_steps_in_the_json_the_markdown_and_the_cor
     assert table.schema.equals(CORPUS_CLIPS) or table.schema.names == CORPUS_CLIPS.names
     rows = table.to_pylist()
     assert any(r["step_text"] for r in rows) and all(bool(r["step_verbs"]) == r["is_key"] for r in rows)
+
+
+@pytest.mark.slow
+def test_the_fixture_s_step_model_writes_each_step_from_its_own_words(clean_and_poisoned):
+    """tests/workflow/test_faithfulness.py's checks that hold for any step model, on the fixture's."""
+    from test_faithfulness import assert_steps_are_written_from_their_own_words, documents_of
+
+    run = clean_and_poisoned["clean"]
+    model = run / "results/models/steps-captions-benchmark"
+    run_window = json.loads((model / "model.json").read_text(encoding="utf-8"))["settings"]["run_window"]
+    documents = documents_of(model, run.parent / "upstream/youcook2/1.2.cooking_vocab.strict_filtered.unsorted.lst")
+    assert assert_steps_are_written_from_their_own_words(documents, run_window) > 0

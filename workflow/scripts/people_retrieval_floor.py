@@ -8,7 +8,7 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.captions.inputs import read_sentences, read_videos
     from cookproc.core.parquet_io import read_parquet, write_parquet
     from cookproc.data.captions import CAPTIONS
-    from cookproc.evaluation.people import STEPS, nearest_training_videos, retrieval_floor_steps
+    from cookproc.evaluation.people_steps import STEPS, nearest_training_videos, retrieval_floor_steps
 
     smk = snakemake  # noqa: F821
     videos = read_videos(smk.input.videos)

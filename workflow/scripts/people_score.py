@@ -6,18 +6,16 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import pandas as pd
     import pyarrow as pa
 
-    from cookproc.captions.inputs import read_captions
     from cookproc.core.parquet_io import read_parquet, write_parquet
     from cookproc.data.captions import CAPTIONS
-    from cookproc.evaluation.people import (STEPS, TABLE_COLUMNS, VIDEO_SCORES, captions_by_video, steps_by_video,
-                                            table_row, text_scores)
-    from cookproc.scoring.people import idf_weights, unseen_weight, video_scores
+    from cookproc.evaluation.people import TABLE_COLUMNS, VIDEO_SCORES, read_idf, table_row
+    from cookproc.evaluation.people_steps import STEPS, captions_by_video, steps_by_video, text_scores
+    from cookproc.scoring.people import video_scores
 
     smk = snakemake  # noqa: F821
     system = smk.wildcards.people_system
     test = captions_by_video(read_parquet(smk.input.test, CAPTIONS).to_pandas())
-    train = read_captions(smk.input.train)
-    idf, unseen = idf_weights(train), unseen_weight(len(train))  # counted on the training videos only
+    idf, unseen = read_idf(smk.input.idf)  # counted on the training videos only
     table = read_parquet(smk.input.steps, STEPS).to_pandas()
     steps = steps_by_video(table)
     unknown = sorted(set(steps) - set(test))

@@ -6,7 +6,8 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     import pyarrow as pa
 
     from cookproc.core.parquet_io import read_parquet, write_parquet
-    from cookproc.evaluation.people import PROCEDURES, STEPS, normalised_system, procedure_steps
+    from cookproc.evaluation.people import PROCEDURES, normalised_system
+    from cookproc.evaluation.people_steps import STEPS, procedure_steps
 
     smk = snakemake  # noqa: F821
     system = smk.wildcards.procedure_system

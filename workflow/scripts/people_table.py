@@ -11,13 +11,13 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     from cookproc.core.errors import ExpectedError
     from cookproc.core.parquet_io import atomic_write_text, read_parquet
     from cookproc.evaluation.people import (TABLE_COLUMNS, VIDEO_SCORES, constant_prior, markdown,
-                                            paired_differences, table_row)
-    from cookproc.scoring.people import idf_weights, unseen_weight, video_scores
+                                            paired_differences, read_idf, table_row)
+    from cookproc.scoring.people import video_scores
 
     smk = snakemake  # noqa: F821
     p = smk.params
     test, train = read_captions(smk.input.test), read_captions(smk.input.train)
-    idf, unseen = idf_weights(train), unseen_weight(len(train))
+    idf, unseen = read_idf(smk.input.idf)
     prior, k = constant_prior(train, idf, unseen, p.max_constant)
     b = p.bootstrap
     scores = {"constant-prior": video_scores({v: [prior] for v in test}, test, idf, unseen)}

@@ -225,8 +225,8 @@ def test_lint_reports_malformed_markers_and_a_document_without_a_stamp():
     problems = render.lint_text(text, "doc.md")
     assert problems[0].startswith("doc.md, line 1: a value marker '<!-- n:table4 system=x -->1.0' is not closed")
     assert problems[1] == ("doc.md, line 2, value <!-- n:tabel4 system=x -->: unknown value kind 'tabel4'; "
-                           "known: ['alignment', 'intervals', 'models', 'people', 'predicted-counting', 'run-times', 'seeds', "
-                           "'steps-benchmark', 'table2', 'table4', 'table5']")
+                           "known: ['alignment', 'intervals', 'models', 'people', 'people-comparison', 'predicted-counting', "
+                           "'run-times', 'seeds', 'steps-benchmark', 'table2', 'table4', 'table5']")
     assert problems[2] == "doc.md, line 3, value <!-- n:table5 row=x -->: a table5 value needs cell=..."
     assert "unknown attributes ['metrics'] of a table4 value" in problems[3]
     assert problems[4] == "doc.md, line 5, value <!-- n:table4 system=x -->: no value between the markers"
@@ -253,3 +253,24 @@ def test_the_lint_command_needs_no_numbers_file(tmp_path):
     doc.write_text(PROSE.replace("<!-- numbers:stamp -->\n", "").replace("<!-- /numbers -->\n", ""), encoding="utf-8")
     proc = subprocess.run(lint, capture_output=True, text=True)
     assert proc.returncode == 1 and "no <!-- numbers:stamp --> block" in proc.stderr
+
+
+def test_the_people_s_table_renders_its_set_step_and_text_views_and_the_paired_differences():
+    row = {"system": "steps-x", "n_videos": 3, "mean_steps": 7.25, "matched_steps": 12, "order_tau": 0.41,
+           "order_tau_low": 0.3, "order_tau_high": 0.5,
+           **{f"{k}_{m}": 50.0 + i for i, k in enumerate(("verbs", "idf_verbs", "nouns", "pairs", "steps", "strict_steps"))
+              for m in ("precision", "recall", "f1")},
+           **{f"{k}_f1_{b}": 40.0 + (b == "high") * 20 for k in ("verbs", "idf_verbs", "nouns", "pairs", "steps",
+                                                              "strict_steps") for b in ("low", "high")},
+           **{f"{u}_{m}": 10.0 for u in ("matched", "paragraph") for m in ("bleu4", "meteor", "rouge_l", "cider_d")}}
+    comparison = {"system_a": "steps-x", "system_b": "floor", "metric": "steps_f1", "n_videos": 3, "value_a": 54.0,
+                  "value_b": 44.0, "difference": 10.0, "ci_low": 6.5, "ci_high": 13.25, "resamples": 99}
+    numbers = {**toy_numbers(), "people": [row], "people_comparisons": [comparison]}
+    steps = render.KINDS["people"].table(numbers, {"systems": "steps-x", "view": "steps"})
+    assert "| `steps-x` | 7.2 | 54.0 / 54.0 | 54.0 [40.0, 60.0] | 55.0 [40.0, 60.0] |" in steps
+    texts = render.KINDS["people"].table(numbers, {"systems": "steps-x", "view": "texts"})
+    assert "| `steps-x` | 12 | 10.0 |" in texts and "paragraph CIDEr-D" in texts
+    pairs = render.KINDS["people-comparisons"].table(numbers, {"pairs": "steps-x-vs-floor", "metrics": "steps_f1"})
+    assert "| `steps-x` − `floor` | 10.0 [6.5, 13.2] |" in pairs
+    with pytest.raises(render.BlockError, match="view 'words'"):
+        render.KINDS["people"].table(numbers, {"systems": "steps-x", "view": "words"})

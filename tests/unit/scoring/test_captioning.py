@@ -7,7 +7,7 @@ import math
 import pytest
 
 from cookproc.evaluation import people
-from cookproc.evaluation.people import ScoredStep, text_scores
+from cookproc.evaluation.people_steps import ScoredStep, text_scores
 from cookproc.scoring.captioning import METRICS, caption_scores
 
 REFERENCES = {"a": ["add the flour and the sugar to the bowl"], "b": ["flip the pancake with a spatula"],

@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 
 from cookproc.data.step_words import StepWords
-from cookproc.evaluation.people import (ConstantWords, ScoredStep, bootstrap_intervals, constant_prior,
-                                        nearest_training_videos, normalised_system, paired_differences,
-                                        procedure_steps, retrieval_floor_steps, steps_by_video, table_row)
+from cookproc.evaluation.people import (ConstantWords, bootstrap_intervals, constant_prior, normalised_system,
+                                        paired_differences, table_row)
+from cookproc.evaluation.people_steps import (ScoredStep, nearest_training_videos, procedure_steps,
+                                              retrieval_floor_steps, steps_by_video)
 from cookproc.scoring.people import (VIDEO_COLUMNS, idf_weights, macro, order_tau, score_video, shares_pair,
                                      step_alignment, unseen_weight, video_scores)
 

@@ -45,7 +45,6 @@ class StepsFromCaptions:
                 videos: Sequence | None = None) -> list[ClipExtraction]:
         from cookproc.app.documents import Step
         from cookproc.captions.features import VideoText
-        from cookproc.captions.step_text import step_text
         from cookproc.data.step_words import transcript_words
         from cookproc.keyclips.sentence_encoder import embed_sentences, load_sentence_encoder
 
@@ -67,10 +66,8 @@ class StepsFromCaptions:
         for (start, stop), steps in zip(ranges, found):
             for j in range(stop - start):
                 step = None
-                if j in steps.verbs:
-                    verbs, nouns = steps.verbs[j], steps.nouns.get(j, [])
-                    # The text says what the clip itself says (its nouns may be said elsewhere in the narration).
-                    step = Step(tuple(verbs), tuple(nouns), step_text(verbs, nouns, words[start + j].phrases))
+                if j in steps.verbs:  # its nouns are its text's, said in its run of sentences
+                    step = Step(tuple(steps.verbs[j]), tuple(steps.nouns[j]), steps.texts[j])
                 out[start + j] = dataclasses.replace(extractions[start + j], is_key=step is not None,
                                                      key_probability=float(steps.key_probability[j]), key_score=None,
                                                      step=step)

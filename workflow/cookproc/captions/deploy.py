@@ -18,18 +18,18 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from cookproc.captions.features import NounStatistics, PairStatistics, VerbStatistics
+from cookproc.captions.features import NounStatistics, VerbStatistics
 from cookproc.captions.model import StepModel, StepModelSettings, Transcripts
 from cookproc.core.errors import InputError
 from cookproc.learn import boosted_trees
 from cookproc.learn.deployed_model import DeployedModel, ModelFormat
 
 ARRAYS = "arrays.npz"
-# Version 2: the pair model (its trees, statistics and threshold) instead of the noun threshold and window.
-FORMAT = ModelFormat("cookproc.step-model", 2, kind="step model", rule="train_step_model",
+# Version 3: steps decided first (the step threshold), then their words (the noun threshold); no pair model.
+FORMAT = ModelFormat("cookproc.step-model", 3, kind="step model", rule="train_step_model",
                      rebuild="train the step model again", files=("model.json", ARRAYS),
-                     required=("settings", "verbs", "nouns", "pairs", "transcripts", "thresholds", "encoder"))
-_TREES = ("sentence_trees", "video_trees", "noun_trees", "pair_trees")
+                     required=("settings", "verbs", "nouns", "transcripts", "thresholds", "encoder"))
+_TREES = ("sentence_trees", "video_trees", "noun_trees")
 
 
 def _npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
@@ -57,20 +57,15 @@ def model_arrays(model: StepModel) -> dict[str, np.ndarray]:
 
 def model_meta(model: StepModel) -> dict:
     verbs, nouns, transcripts = model.verbs, model.nouns, model.transcripts
-    if (model.pairs.verb_df, model.pairs.noun_df, model.pairs.n_videos) != (verbs.df, nouns.df, verbs.n_videos):
-        raise ValueError("the pair statistics count other videos than the verb and noun statistics: "
-                         "a saved model keeps only the pair counts")
     return {
         "settings": model.settings.to_dict(),
         "verbs": dataclasses.asdict(verbs),
         "nouns": dataclasses.asdict(nouns),
-        "pairs": model.pairs.to_dict(),
         "selector_intercept": model.selector_intercept,
         "transcripts": {"terms": transcripts.terms, "classifier_verbs": transcripts.classifier_verbs,
                         "fit_verbs": transcripts.fit_verbs, "fit_nouns": transcripts.fit_nouns,
-                        "fit_pairs": [[list(p) for p in pairs] for pairs in transcripts.fit_pairs],
                         "neighbours": transcripts.neighbours, "n_fit": transcripts.fit_matrix.shape[0]},
-        "thresholds": {"verbs": model.verb_threshold, "pairs": model.pair_threshold},
+        "thresholds": {"verbs": model.verb_threshold, "steps": model.step_threshold, "nouns": model.noun_threshold},
         "validation": model.validation,
         "training": model.training,
     }
@@ -109,17 +104,16 @@ class StepModelFolder(DeployedModel):
             coef=arrays["transcripts_coef"], intercept=arrays["transcripts_intercept"],
             fit_matrix=sparse.csr_matrix((arrays["fit_data"], arrays["fit_indices"], arrays["fit_indptr"]),
                                          shape=(t["n_fit"], len(t["terms"]))),
-            fit_verbs=t["fit_verbs"], fit_nouns=t["fit_nouns"],
-            fit_pairs=[[tuple(p) for p in pairs] for pairs in t["fit_pairs"]], neighbours=t["neighbours"])
+            fit_verbs=t["fit_verbs"], fit_nouns=t["fit_nouns"], neighbours=t["neighbours"])
         trees = {name: {key: arrays[f"{name}.{key}"] for key in boosted_trees.ARRAY_KEYS} for name in _TREES}
         verbs, nouns = VerbStatistics(**meta["verbs"]), NounStatistics(**meta["nouns"])
         model = StepModel(
             settings=StepModelSettings.from_config(meta["settings"]), verbs=verbs, nouns=nouns,
-            pairs=PairStatistics.from_dict(meta["pairs"], verbs, nouns),
             centroids=arrays["centroids"],
             selector_coef=arrays["selector_coef"], selector_intercept=meta["selector_intercept"],
             transcripts=transcripts, **trees, verb_threshold=meta["thresholds"]["verbs"],
-            pair_threshold=meta["thresholds"]["pairs"], validation=meta["validation"], training=meta["training"])
+            step_threshold=meta["thresholds"]["steps"], noun_threshold=meta["thresholds"]["nouns"],
+            validation=meta["validation"], training=meta["training"])
         return cls(path, meta, model)
 
 
@@ -137,14 +131,15 @@ def card_facts(meta: Mapping, people: Mapping | None = None, benchmark: Mapping 
     from cookproc.core.formatting import markdown_table
 
     thresholds = meta["thresholds"]
-    [chosen] = [r for r in meta["validation"] if (r["verb_threshold"], r["pair_threshold"])
-                == (thresholds["verbs"], thresholds["pairs"])][:1] or [{}]
-    kinds = (("verbs_f1", "verbs F1"), ("idf_verbs_f1", "IDF-weighted verbs F1"), ("nouns_f1", "nouns F1"),
-             ("pairs_f1", "pairs F1"))
+    [chosen] = [r for r in meta["validation"] if (r["verb_threshold"], r["step_threshold"], r["noun_threshold"])
+                == (thresholds["verbs"], thresholds["steps"], thresholds["nouns"])][:1] or [{}]
+    kinds = (("steps_f1", "step F1"), ("strict_steps_f1", "strict step F1"), ("verbs_f1", "verbs F1"),
+             ("idf_verbs_f1", "IDF-weighted verbs F1"), ("nouns_f1", "nouns F1"), ("pairs_f1", "pairs F1"))
     validation_table = markdown_table([label for _, label in kinds] + ["order tau"],
                                       [[_cell(chosen.get(key)) for key, _ in kinds] + [_cell(chosen.get("order_tau"), 2)]])
     facts = {**meta["training"], "name": meta["name"],
-             "verb_threshold": thresholds["verbs"], "pair_threshold": thresholds["pairs"], "validation_table": validation_table, "people": None,
+             "verb_threshold": thresholds["verbs"], "step_threshold": thresholds["steps"],
+             "noun_threshold": thresholds["nouns"], "validation_table": validation_table, "people": None,
              "benchmark": None}
     if benchmark is not None:
         facts["benchmark"] = {"n_videos": benchmark["n_videos"], "table": markdown_table(

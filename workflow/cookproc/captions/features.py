@@ -7,8 +7,7 @@ a verb, whatever the tagger says: "give it a good *mix*"), or one of the caption
 whose captions' vectors are nearest the sentence's (a verb people write for what is said another
 way: "throw it in" -> add). A **candidate verb of the video** is a candidate of any of its
 sentences; a **candidate noun** is a head noun the narration says (nothing else can be a step's
-noun: the model never invents an ingredient or a tool). A **candidate pair** is one of the video's
-likeliest verbs with one of its likeliest nouns: would a caption write that verb with that noun?
+noun: the model never invents an ingredient or a tool).
 """
 from __future__ import annotations
 
@@ -37,10 +36,6 @@ VIDEO_FEATURES = ("max_score", "sum_score", "noisy_or", "n_likely", "word_mentio
                   "neighbour_videos", "first_mention", "mention_share")
 NOUN_FEATURES = ("log_mentions", "mention_share", "first_mention", "caption_prior", "video_copy",
                  "neighbour_videos", *NOUN_KINDS, "length")
-PAIR_FEATURES = ("verb_probability", "noun_probability", "verb_rank", "noun_rank", "pair_prior", "share_of_verb",
-                 "share_of_noun", "pmi", "neighbour_videos", "same_sentence", "within_one", "within_two", "nearest",
-                 "verb_score_near_noun", "noun_from_verb_sentence", "noun_mentions", "verb_mentions", "first_gap")
-
 
 @dataclass
 class VideoText:
@@ -193,75 +188,3 @@ def noun_candidates(video: VideoText, statistics: NounStatistics,
                     statistics.video_copy.get(noun, statistics.default_video_copy), neighbours.get(noun, 0.0),
                     *(kind == k for k in NOUN_KINDS), len(noun)])
     return np.asarray(out, dtype=np.float64).reshape(len(nouns), len(NOUN_FEATURES)), nouns
-
-
-@dataclass
-class PairStatistics:
-    """How many training videos' captions write each verb with each noun in one caption (``df``),
-    and use the verb (``verb_df``) and the noun (``noun_df``), of ``n_videos``. The last three are
-    those of the same videos' :class:`VerbStatistics` and :class:`NounStatistics`, so a saved model
-    stores only ``df`` and :meth:`from_dict` takes them from there."""
-
-    df: dict[tuple[str, str], int]
-    verb_df: dict[str, int]
-    noun_df: dict[str, int]
-    n_videos: int
-
-    @classmethod
-    def of(cls, df: Mapping[tuple[str, str], int], verbs: VerbStatistics, nouns: NounStatistics) -> "PairStatistics":
-        if verbs.n_videos != nouns.n_videos:
-            raise ValueError(f"verb statistics of {verbs.n_videos} videos, noun statistics of {nouns.n_videos}")
-        return cls(dict(df), verbs.df, nouns.df, verbs.n_videos)
-
-    def to_dict(self) -> dict:
-        return {"df": [[verb, noun, count] for (verb, noun), count in sorted(self.df.items())]}
-
-    @classmethod
-    def from_dict(cls, values: Mapping, verbs: VerbStatistics, nouns: NounStatistics) -> "PairStatistics":
-        return cls.of({(verb, noun): int(count) for verb, noun, count in values["df"]}, verbs, nouns)
-
-
-def pair_candidates(video: VideoText, sentence_pairs: Sequence[tuple[int, str]], sentence_scores: np.ndarray,
-                    verbs: Sequence[str], verb_probability: np.ndarray, nouns: Sequence[str],
-                    noun_probability: np.ndarray, statistics: PairStatistics,
-                    neighbours: Mapping[tuple[str, str], float], top: int) -> tuple[np.ndarray, list[tuple[str, str]]]:
-    """The features (:data:`PAIR_FEATURES`) of each pair of one of the ``top`` likeliest candidate
-    verbs of a video with one of its ``top`` likeliest nouns, and the pairs (verbs, then nouns, by
-    falling probability)."""
-    n = max(len(video.sentences), 1)
-    said: dict[str, list[int]] = {}
-    for j, words in enumerate(video.words):
-        for noun in words.nouns:
-            said.setdefault(noun, []).append(j)
-    spoken: dict[str, list[int]] = {}
-    for j, (heard, tagged) in enumerate(zip(video.word_verbs, video.words)):
-        for verb in sorted(set(heard) | set(tagged.verbs)):
-            spoken.setdefault(verb, []).append(j)
-    score_at: dict[str, dict[int, float]] = {}
-    for (j, verb), q in zip(sentence_pairs, sentence_scores):
-        score_at.setdefault(verb, {})[j] = float(q)
-    by_verb = np.argsort(-np.asarray(verb_probability), kind="stable")[:top]
-    by_noun = np.argsort(-np.asarray(noun_probability), kind="stable")[:top]
-    rows, out = [], []
-    for verb_rank, i in enumerate(by_verb):
-        verb = verbs[i]
-        scores = score_at.get(verb, {})
-        best = min(scores, key=lambda j: (-scores[j], j)) if scores else 0
-        at = np.asarray(spoken.get(verb, []), dtype=np.int64)
-        for noun_rank, k in enumerate(by_noun):
-            noun = nouns[k]
-            where = np.asarray(said[noun], dtype=np.int64)
-            distance = np.abs(at[:, None] - where[None, :]) if len(at) else np.zeros((0, 0), dtype=np.int64)
-            near = [scores.get(j + d, 0.0) for j in where for d in (-1, 0, 1)]
-            count, verb_df, noun_df = (statistics.df.get((verb, noun), 0), statistics.verb_df.get(verb, 0),
-                                       statistics.noun_df.get(noun, 0))
-            rows.append([verb_probability[i], noun_probability[k], verb_rank, noun_rank,
-                         math.log((count + 1) / (statistics.n_videos + 1)), (count + 0.5) / (verb_df + 1),
-                         (count + 0.5) / (noun_df + 1),
-                         math.log((count + 0.5) * statistics.n_videos / ((verb_df + 1) * (noun_df + 1))),
-                         neighbours.get((verb, noun), 0.0), int((distance == 0).sum()), int((distance <= 1).sum()),
-                         int((distance <= 2).sum()), distance.min() / n if distance.size else 1.0, max(near),
-                         np.abs(where - best).min() / n, len(where), len(at),
-                         (where.min() - at.min()) / n if len(at) else 1.0])
-            out.append((verb, noun))
-    return np.asarray(rows, dtype=np.float64).reshape(len(out), len(PAIR_FEATURES)), out

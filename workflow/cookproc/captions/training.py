@@ -1,5 +1,5 @@
 """Fitting the step model (:mod:`cookproc.captions.model`) on the training videos, and choosing its
-two thresholds on the inner-validation videos.
+three thresholds on the inner-validation videos.
 
 Inner validation is fixed by the video id alone: the training videos whose SHA-1 starts with 4 or 5
 (:data:`VALIDATION_PREFIXES`), as the people's test set is by 0-3. Cross-fitting folds are fixed the
@@ -14,9 +14,8 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from cookproc.captions.features import (NounStatistics, PairStatistics, VerbStatistics, noun_candidates,
-                                        pair_candidates, selector_features, sentence_candidates, unit_rows,
-                                        video_candidates)
+from cookproc.captions.features import (NounStatistics, VerbStatistics, noun_candidates, selector_features,
+                                        sentence_candidates, unit_rows, video_candidates)
 from cookproc.captions.model import StepModel, StepModelSettings, TrainingVideo, Transcripts, document
 from cookproc.core.logs import Progress
 from cookproc.learn import boosted_trees
@@ -80,13 +79,6 @@ def noun_statistics(videos: Sequence[TrainingVideo]) -> NounStatistics:
                           default_video_copy=default)
 
 
-def pair_statistics(videos: Sequence[TrainingVideo]) -> PairStatistics:
-    """The pair counts of videos that have no verb and noun statistics of their own (a fold's)."""
-    return PairStatistics(document_frequency(v.caption_pairs() for v in videos),
-                          document_frequency(v.caption_verbs() for v in videos),
-                          document_frequency(v.caption_nouns() for v in videos), len(videos))
-
-
 def verb_centroids(videos: Sequence[TrainingVideo], vocabulary: Sequence[str]) -> np.ndarray:
     index = {v: k for k, v in enumerate(vocabulary)}
     dim = videos[0].caption_vectors.shape[1]
@@ -142,8 +134,7 @@ def fit_transcripts(videos: Sequence[TrainingVideo], vocabulary: Sequence[str], 
     return Transcripts(terms=terms, idf=vectorizer.idf_.astype(np.float64), classifier_verbs=classifier_verbs,
                        coef=coef, intercept=intercept, fit_matrix=matrix.tocsr(),
                        fit_verbs=[sorted(v.caption_verbs()) for v in videos],
-                       fit_nouns=[sorted(v.caption_nouns()) for v in videos],
-                       fit_pairs=[sorted(v.caption_pairs()) for v in videos], neighbours=settings.neighbours)
+                       fit_nouns=[sorted(v.caption_nouns()) for v in videos], neighbours=settings.neighbours)
 
 
 class VideoRows(NamedTuple):
@@ -177,8 +168,8 @@ def fit_step_model(videos: Sequence[TrainingVideo], settings: StepModelSettings)
     centroids = verb_centroids(fit, verbs.vocabulary)
     coef, intercept = fit_selector(fit, settings)
     partial = StepModel(settings, verbs, nouns, centroids, coef, intercept, transcripts=None, sentence_trees={},
-                        video_trees={}, noun_trees={}, pairs=None, pair_trees={}, verb_threshold=np.nan,
-                        pair_threshold=np.nan)
+                        video_trees={}, noun_trees={}, verb_threshold=np.nan, step_threshold=np.nan,
+                        noun_threshold=np.nan)
 
     # Sentence candidates of every fit video, labelled; cross-fitted sentence scores.
     candidates = {}
@@ -226,33 +217,8 @@ def fit_step_model(videos: Sequence[TrainingVideo], settings: StepModelSettings)
     video_trees = _trees(stacked(fit, "verb_X"), labels(fit, "verb_labels"), settings.video_trees, settings.seed)
     noun_trees = _trees(stacked(fit, "noun_X"), labels(fit, "noun_labels"), settings.noun_trees, settings.seed)
 
-    # Pairs, on cross-fitted verb and noun probabilities and pair statistics of the other folds.
-    pair_X, pair_y = [], []
-    for k in range(settings.folds):
-        inside = [v for v in fit if folds[v.text.video_id] != k]
-        fold_video_trees = _trees(stacked(inside, "verb_X"), labels(inside, "verb_labels"), settings.video_trees,
-                                  settings.seed)
-        fold_noun_trees = _trees(stacked(inside, "noun_X"), labels(inside, "noun_labels"), settings.noun_trees,
-                                 settings.seed)
-        fold_pairs = pair_statistics(inside)
-        for video, neighbour in zip(fit, neighbours):
-            if folds[video.text.video_id] != k:
-                continue
-            own = rows_of[video.text.video_id]
-            _, pairs, _ = candidates[video.text.video_id]
-            X, verb_nouns = pair_candidates(
-                video.text, pairs, out_of_fold[video.text.video_id], own.verbs,
-                boosted_trees.predict_proba(fold_video_trees, own.verb_X) if own.verbs else np.zeros(0),
-                own.nouns,
-                boosted_trees.predict_proba(fold_noun_trees, own.noun_X) if own.nouns else np.zeros(0),
-                fold_pairs, neighbour.pairs, settings.pair_candidates)
-            pair_X.append(X)
-            pair_y.append(np.asarray([p in video.caption_pairs() for p in verb_nouns], dtype=int))
-        log.info("pairs: fold %d of %d done", k + 1, settings.folds)
-    pair_trees = _trees(np.vstack(pair_X), np.concatenate(pair_y), settings.pair_trees, settings.seed)
     model = StepModel(settings, verbs, nouns, centroids, coef, intercept, transcripts, sentence_trees, video_trees,
-                      noun_trees, PairStatistics.of(document_frequency(v.caption_pairs() for v in fit), verbs, nouns),
-                      pair_trees, verb_threshold=np.nan, pair_threshold=np.nan)
+                      noun_trees, verb_threshold=np.nan, step_threshold=np.nan, noun_threshold=np.nan)
     choose_thresholds(model, validation)
     model.training = {
         "n_videos": len(videos), "n_fit": len(fit), "n_validation": len(validation),
@@ -266,30 +232,36 @@ def fit_step_model(videos: Sequence[TrainingVideo], settings: StepModelSettings)
 
 
 def choose_thresholds(model: StepModel, validation: Sequence[TrainingVideo]) -> None:
-    """The verb threshold with the best mean verb F1 on the inner-validation videos, then the pair
-    threshold with the best mean pair F1 (ties: the first in the grid's order); the grid's scores
-    are kept in ``model.validation``."""
+    """The verb and step thresholds with the best mean step F1 on the inner-validation videos, then
+    the noun threshold with the best mean nouns F1 (ties: the first in the grids' order); the
+    grids' scores are kept in ``model.validation``. The videos' sentences are parsed here for the
+    steps' texts (their clauses and phrases)."""
+    import dataclasses
+
+    from cookproc.data.step_words import transcript_words
     from cookproc.scoring.people import idf_weights, unseen_weight
 
     captions = {v.text.video_id: v.captions for v in validation}
     idf, unseen = idf_weights(captions), unseen_weight(len(captions))
-    texts = [v.text for v in validation]
+    texts = [dataclasses.replace(v.text, words=transcript_words(v.text.sentences)) for v in validation]
     scored = [model.probabilities(t, c) for t, c in zip(texts, model.video_context(texts))]
     settings = model.settings
 
-    def score(verb_threshold, pair_threshold):
-        steps = {t.video_id: model.decode(t, s, verb_threshold=verb_threshold,
-                                          pair_threshold=pair_threshold).step_words()
+    def score(verb_threshold, step_threshold, noun_threshold):
+        steps = {t.video_id: model.decode(t, s, verb_threshold=verb_threshold, step_threshold=step_threshold,
+                                          noun_threshold=noun_threshold).step_words()
                  for t, s in zip(texts, scored)}
-        return {"verb_threshold": verb_threshold, "pair_threshold": pair_threshold,
-                **macro(video_scores(steps, captions, idf, unseen))}
+        scores = video_scores(steps, captions, idf, unseen)
+        return {"verb_threshold": verb_threshold, "step_threshold": step_threshold, "noun_threshold": noun_threshold,
+                "steps_per_video": float(scores["n_steps"].mean()), **macro(scores)}
 
-    verbs = [score(t, settings.pair_thresholds[0]) for t in settings.verb_thresholds]
-    model.verb_threshold = max(verbs, key=lambda r: r["verbs_f1"])["verb_threshold"]
-    # The first pair threshold was scored with the verb thresholds.
-    first = [r for r in verbs if r["verb_threshold"] == model.verb_threshold][:1]
-    pairs = [score(model.verb_threshold, t) for t in settings.pair_thresholds[1:]]
-    model.pair_threshold = max(first + pairs, key=lambda r: r["pairs_f1"])["pair_threshold"]
-    model.validation = verbs + pairs
-    log.info("chosen on %d inner-validation videos: verb threshold %.2f, pair threshold %.2f",
-             len(validation), model.verb_threshold, model.pair_threshold)
+    first_noun = settings.noun_thresholds[0]
+    grid = [score(v, t, first_noun) for v in settings.verb_thresholds for t in settings.step_thresholds]
+    best = max(grid, key=lambda r: r["steps_f1"])
+    model.verb_threshold, model.step_threshold = best["verb_threshold"], best["step_threshold"]
+    # The first noun threshold was scored with the grid above.
+    nouns = [best] + [score(model.verb_threshold, model.step_threshold, t) for t in settings.noun_thresholds[1:]]
+    model.noun_threshold = max(nouns, key=lambda r: r["nouns_f1"])["noun_threshold"]
+    model.validation = grid + nouns[1:]
+    log.info("chosen on %d inner-validation videos: verb threshold %.2f, step threshold %.2f, noun threshold %.2f",
+             len(validation), model.verb_threshold, model.step_threshold, model.noun_threshold)

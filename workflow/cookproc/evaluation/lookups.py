@@ -199,7 +199,18 @@ def _people(numbers, a):
     bound = _bound(a.get("bound", "value"))
     metric = a.get("metric", "verbs_f1") + ("" if bound == "value" else f"_{bound}")
     value = column(find(rows_of(numbers, "people"), "people", system=a["system"]), metric, "people")
-    return value, (0 if metric in ("n_videos", "order_videos", "resamples") else 2 if "tau" in metric else 1)
+    return value, (0 if metric in ("n_videos", "order_videos", "resamples", "matched_steps") else 2 if "tau" in metric
+                   else 1)
+
+
+def _people_comparison(numbers, a):
+    """A paired difference of the people's table (results/people_comparisons.csv): systems ``a`` and
+    ``b``, ``metric``, ``value`` difference (the default), ci_low, ci_high, value_a, value_b or n_videos."""
+    row = find(rows_of(numbers, "people_comparisons"), "people comparison", system_a=a["a"], system_b=a["b"],
+               metric=a["metric"])
+    key = a.get("value", "difference")
+    value = column(row, key, "people-comparison")
+    return value, (0 if key == "n_videos" else 2 if a["metric"] == "order_tau" else 1)
 
 
 def _one_row(table: str, kind: str):
@@ -230,7 +241,9 @@ KINDS = {"table2": Kind(_table2, ("field", "column"), 2), "table4": Kind(_table4
          "models": Kind(_models, ("model", "metric", "field", "mode", "bound")),
          "run-times": Kind(_run_times, ("job", "value", "unit")),
          "predicted-counting": Kind(_predicted_counting, ("keyclips", "field")),
-         "people": Kind(_people, ("system", "metric", "bound")), "alignment": Kind(_alignment, ("metric",)),
+         "people": Kind(_people, ("system", "metric", "bound")),
+         "people-comparison": Kind(_people_comparison, ("a", "b", "metric", "value"), 3),
+         "alignment": Kind(_alignment, ("metric",)),
          "steps-benchmark": Kind(_steps_benchmark, ("metric",))}
 
 
@@ -267,3 +280,22 @@ def list_attr(attrs: Mapping[str, str], key: str, default: str | None = None) ->
     if value is None:
         raise BlockError(f"needs {key}=...")
     return [v for v in value.split(",") if v]
+
+
+# --- the cells of the rendered tables (cookproc.evaluation.render) ------------------------------
+
+def digits_attr(attrs: Mapping[str, str], default: int) -> int:
+    return int(attrs.get("digits", default))
+
+
+def table_cell(numbers: Mapping, kind: str, digits: int | None = None, **attrs: str) -> str:
+    """One number of a table: a lookup, written with ``digits`` decimals (else the kind's own)."""
+    from cookproc.core.formatting import format_number
+
+    value, default = lookup(numbers, kind, **attrs)
+    return format_number(value, default if digits is None else digits)
+
+
+def interval_cell(numbers: Mapping, kind: str, digits: int, **attrs: str) -> str:
+    """``[low, high]`` of a bootstrap interval (kinds intervals and models)."""
+    return "[" + ", ".join(table_cell(numbers, kind, digits, bound=b, **attrs) for b in ("low", "high")) + "]"

@@ -34,8 +34,8 @@ from cookproc.evaluation.render import BlockError, check_text, lint_text, render
 FORMAT = "cookproc.evaluation.numbers"
 FORMAT_VERSION = 1
 #: The result CSVs a numbers file can hold, by the key they get in it.
-TABLES = ("table2", "table4", "table5", "table4_ci", "table5_ci", "significance", "seeds", "people", "alignment",
-          "steps_benchmark")
+TABLES = ("table2", "table4", "table5", "table4_ci", "table5_ci", "significance", "seeds", "people",
+          "people_comparisons", "alignment", "steps_benchmark")
 DEFAULT_FILE = "results/numbers.json"
 
 

@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from cookproc.core.formatting import NONE, format_number, markdown_table
-from cookproc.evaluation.lookups import (CARD_MODES, THRESHOLD_FREE, BlockError, interval_row, is_keyclip_selector,
-                                         list_attr, lookup, model_crossval, optional, parse_attrs, rows_of, seed_runs)
+from cookproc.evaluation.lookups import (CARD_MODES, THRESHOLD_FREE, BlockError, digits_attr, interval_cell,
+                                         interval_row, is_keyclip_selector, list_attr, lookup, model_crossval, optional,
+                                         parse_attrs, rows_of, seed_runs, table_cell)
+from cookproc.evaluation.render_people import people_comparisons_table, people_table
 from cookproc.evaluation.render_inline import check_values, lint_values, render_values, substitute, values
 from cookproc.evaluation.threshold_free import THRESHOLD_FREE_HEADERS
 
@@ -41,26 +43,11 @@ def stamp(run: Mapping) -> str:
     return f"{STAMP_START}run {commit}, {run.get('date')} (`results/numbers.json`).*"
 
 
-def _digits(attrs: Mapping[str, str], default: int) -> int:
-    return int(attrs.get("digits", default))
-
-
-def _cell(numbers: Mapping, kind: str, digits: int | None = None, **attrs: str) -> str:
-    """One number of a table: a lookup, written with ``digits`` decimals (else the kind's own)."""
-    value, default = lookup(numbers, kind, **attrs)
-    return format_number(value, default if digits is None else digits)
-
-
-def _interval(numbers: Mapping, kind: str, digits: int, **attrs: str) -> str:
-    """``[low, high]`` of a bootstrap interval (kinds intervals and models)."""
-    return "[" + ", ".join(_cell(numbers, kind, digits, bound=b, **attrs) for b in ("low", "high")) + "]"
-
-
 def _table2(numbers, attrs):
     """Dataset statistics (results/table2.csv): a row per field, counts with thousands separators."""
     from cookproc.evaluation.stats import TABLE2  # the columns rule dataset_stats writes, in its order
 
-    columns, digits = list_attr(attrs, "columns", ",".join(TABLE2.names[1:])), _digits(attrs, 1)
+    columns, digits = list_attr(attrs, "columns", ",".join(TABLE2.names[1:])), digits_attr(attrs, 1)
 
     def cell(field, column):
         value, default = lookup(numbers, "table2", field=field, column=column)
@@ -76,13 +63,13 @@ def _table4(numbers, attrs):
     ``*_fold_mean``: any column of results/table4.csv).
     A percentage gets `` ± sd`` where the row is a mean over seeds; a threshold-free score (a
     fraction) 3 decimals; a label is shown as it is."""
-    metrics, digits = list_attr(attrs, "metrics", "accuracy,precision,recall,f1"), _digits(attrs, 1)
+    metrics, digits = list_attr(attrs, "metrics", "accuracy,precision,recall,f1"), digits_attr(attrs, 1)
 
     def cell(system, metric):
         if metric in THRESHOLD_FREE:
-            return _cell(numbers, "table4", system=system, metric=metric)
+            return table_cell(numbers, "table4", system=system, metric=metric)
         sd = optional(numbers, "table4", system=system, metric=f"{metric}_sd")
-        return _cell(numbers, "table4", digits, system=system, metric=metric) + (
+        return table_cell(numbers, "table4", digits, system=system, metric=metric) + (
             "" if sd is None else f" ± {format_number(sd, digits)}")
 
     return markdown_table(["system", *(HEADERS.get(m, m) for m in metrics)],
@@ -95,7 +82,7 @@ def _table5(numbers, attrs):
     its P, R and F1 with spaces."""
     keyclips = attrs.get("keyclips", "oracle")
     cells = [c.split(":") for c in list_attr(attrs, "cells", "verbs:exact,arguments:partial")]
-    values_, digits = attrs.get("values", "f1"), _digits(attrs, 1)
+    values_, digits = attrs.get("values", "f1"), digits_attr(attrs, 1)
     metrics = ("precision", "recall", "f1") if values_ == "prf" else (values_,)
     out = []
     for item in list_attr(attrs, "rows"):
@@ -103,7 +90,7 @@ def _table5(numbers, attrs):
         source = source or keyclips
         countings = ["oracle"] if source == "oracle" else list_attr(attrs, "countings", "predicted,predicted-masked")
         out.append([f"`{system}`" + (f" ({source} key clips)" if "@" in item else ""),
-                    *(" / ".join(" ".join(_cell(numbers, "table5", digits, row=f"{system}@{source}",
+                    *(" / ".join(" ".join(table_cell(numbers, "table5", digits, row=f"{system}@{source}",
                                                 cell=f"{field}:{mode}", counting=c, value=m) for m in metrics)
                                  for c in countings) for field, mode in cells)])
     return markdown_table(["system", *(f"{f} {m}" for f, m in cells)], out)
@@ -112,9 +99,9 @@ def _table5(numbers, attrs):
 def _seeds(numbers, attrs):
     """Mean ± sd over seeds of the neural selectors (results/keyclips/seed_summary.csv); one seed:
     its scores, no spread."""
-    metrics, digits = list_attr(attrs, "metrics", "accuracy,f1"), _digits(attrs, 2)
+    metrics, digits = list_attr(attrs, "metrics", "accuracy,f1"), digits_attr(attrs, 2)
     rows = [[f"`{s}`", str(len(seed_runs(numbers, s))),
-             *(" ± ".join(_cell(numbers, "seeds", digits, system=s, metric=m, stat=stat) for stat in ("mean", "sd"))
+             *(" ± ".join(table_cell(numbers, "seeds", digits, system=s, metric=m, stat=stat) for stat in ("mean", "sd"))
                for m in metrics)] for s in list_attr(attrs, "systems")]
     return markdown_table(["system", "seeds", *(HEADERS.get(m, m) + " (mean ± sd)" for m in metrics)], rows)
 
@@ -122,9 +109,9 @@ def _seeds(numbers, attrs):
 def _seed_runs(numbers, attrs):
     """Each seed's run of the systems scored over their seeds (results/keyclips/seed_summary.csv), a
     row per seed: the runs behind the mean ± sd of their Table 4 rows and of a ``seeds`` block."""
-    metrics, digits = list_attr(attrs, "metrics", "accuracy,precision,recall,f1"), _digits(attrs, 2)
+    metrics, digits = list_attr(attrs, "metrics", "accuracy,precision,recall,f1"), digits_attr(attrs, 2)
     rows = [[f"`{s}`", str(run["run"]).removeprefix("seed").strip(),
-             *(_cell(numbers, "seeds", digits, system=s, run=run["run"], metric=m) for m in metrics)]
+             *(table_cell(numbers, "seeds", digits, system=s, run=run["run"], metric=m) for m in metrics)]
             for s in list_attr(attrs, "systems") for run in _runs_of(numbers, s)]
     return markdown_table(["system", "seed", *(HEADERS.get(m, m) for m in metrics)], rows)
 
@@ -139,7 +126,7 @@ def _runs_of(numbers, system):
 def _intervals(numbers, attrs):
     """Bootstrap intervals: rows ``system`` (Table 4) or ``system@keyclips/counting/field/mode`` (Table 5),
     each with the run it was computed from (a seed, or the mean over seeds)."""
-    metric, digits = attrs.get("metric", "f1"), _digits(attrs, 1)
+    metric, digits = attrs.get("metric", "f1"), digits_attr(attrs, 1)
     out = []
     for item in list_attr(attrs, "rows"):
         system, _, cell = item.partition("@")
@@ -149,25 +136,25 @@ def _intervals(numbers, attrs):
         else:
             label = f"`{system}`, key clips"
         out.append([label, str(interval_row(numbers, item, metric).get("run") or NONE),
-                    _cell(numbers, "intervals", digits, row=item, bound="value", metric=metric),
-                    _interval(numbers, "intervals", digits, row=item, metric=metric)])
+                    table_cell(numbers, "intervals", digits, row=item, bound="value", metric=metric),
+                    interval_cell(numbers, "intervals", digits, row=item, metric=metric)])
     return markdown_table(["cell", "run (seed or pooling)", HEADERS.get(metric, metric), "95% interval"], out)
 
 
 def _models(numbers, attrs):
     """Each deployed model's card scores: the cross-validated run of its configuration and seed."""
-    digits = _digits(attrs, 1)
+    digits = digits_attr(attrs, 1)
     out = []
     for name in list_attr(attrs, "models"):
         cv = model_crossval(numbers, name)
         if is_keyclip_selector(cv):  # Acc / F1 of its run, F1 interval
-            scores = (f"Acc {_cell(numbers, 'models', digits, model=name, metric='accuracy')} / "
-                      f"F1 {_cell(numbers, 'models', digits, model=name)} "
-                      f"{_interval(numbers, 'models', digits, model=name)}")
+            scores = (f"Acc {table_cell(numbers, 'models', digits, model=name, metric='accuracy')} / "
+                      f"F1 {table_cell(numbers, 'models', digits, model=name)} "
+                      f"{interval_cell(numbers, 'models', digits, model=name)}")
             what = f"`{cv['system']}` of Table 4, {cv['runs'][0]['run']}"
         else:  # oracle verbs exact / arguments partial F1 with intervals
-            scores = " / ".join(f"{field} {mode} F1 {_cell(numbers, 'models', digits, model=name, field=field)} "
-                                f"{_interval(numbers, 'models', digits, model=name, field=field)}"
+            scores = " / ".join(f"{field} {mode} F1 {table_cell(numbers, 'models', digits, model=name, field=field)} "
+                                f"{interval_cell(numbers, 'models', digits, model=name, field=field)}"
                                 for field, mode in CARD_MODES.items())
             what = f"`{cv['system']}` of Table 5, oracle key clips"
         out.append([f"`results/models/{name}`", what, scores])
@@ -176,7 +163,7 @@ def _models(numbers, attrs):
 
 def _run_times(numbers, attrs):
     return markdown_table(["benchmark file", "seconds", "max RSS (MB)"], [
-        [f"`{job}`", _cell(numbers, "run-times", job=job), _cell(numbers, "run-times", job=job, value="max_rss_mb")]
+        [f"`{job}`", table_cell(numbers, "run-times", job=job), table_cell(numbers, "run-times", job=job, value="max_rss_mb")]
         for job in list_attr(attrs, "jobs")])
 
 
@@ -185,7 +172,7 @@ def _significance(numbers, attrs):
     the two systems with the run each is scored on (seed or pooling), the F1 difference and its
     interval, the raw and Holm-adjusted bootstrap p-values, and whether it is significant after Holm.
     A listing of the file's rows: no sentence states one of them alone."""
-    tables, digits = list_attr(attrs, "tables"), _digits(attrs, 2)
+    tables, digits = list_attr(attrs, "tables"), digits_attr(attrs, 2)
     rows = [r for r in rows_of(numbers, "significance") if r["table"] in tables]
     if not rows:
         raise BlockError(f"significance: no comparison in tables {tables}")
@@ -213,21 +200,6 @@ def _significance(numbers, attrs):
     return markdown_table(["cell", "A", "B", f"{metric} A − B [95% interval]", "p", "p (Holm)", "significant"], out)
 
 
-def _people(numbers, attrs):
-    """The people's table (results/people.csv): rows ``systems``; verbs' P / R, F1 [95% interval] of
-    verbs, IDF-weighted verbs, nouns and pairs, and tau [interval]."""
-    def cell(system, key, places=_digits(attrs, 1)):
-        return _cell(numbers, "people", places, system=system, metric=key) + " " + _interval(
-            numbers, "people", places, system=system, metric=key)
-
-    rows = [[f"`{s}`", " / ".join(_cell(numbers, "people", _digits(attrs, 1), system=s, metric=f"verbs_{m}")
-                                  for m in ("precision", "recall")),
-             *(cell(s, f"{k}_f1") for k in ("verbs", "idf_verbs", "nouns", "pairs")), cell(s, "order_tau", 2)]
-            for s in list_attr(attrs, "systems")]
-    return markdown_table(["system", "verbs P / R", "verbs F1", "IDF-weighted verbs F1", "nouns F1", "pairs F1",
-                           "order tau"], rows)
-
-
 @dataclass(frozen=True)
 class BlockKind:
     table: Callable[[Mapping, Mapping[str, str]], str] | None  # None: the stamp line alone
@@ -243,7 +215,9 @@ KINDS = {"table2": BlockKind(_table2, ("fields", "columns", "digits")),
          "intervals": BlockKind(_intervals, ("rows", "metric", "digits")),
          "models": BlockKind(_models, ("models", "digits")), "run-times": BlockKind(_run_times, ("jobs",)),
          "significance": BlockKind(_significance, ("tables", "digits")),
-         "people": BlockKind(_people, ("systems", "digits")), "stamp": BlockKind(None, ())}
+         "people": BlockKind(people_table, ("systems", "view", "digits")),
+         "people-comparisons": BlockKind(people_comparisons_table, ("pairs", "metrics", "digits")),
+         "stamp": BlockKind(None, ())}
 
 
 def block_attrs(kind: str, attrs: str) -> dict[str, str]:

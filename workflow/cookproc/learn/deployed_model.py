@@ -179,15 +179,16 @@ CARDS = {
              "    cookproc extract talk.srt --tuples {path}"])]),
     "step model": (
         "Step model of the cookproc workflow (`{name}` in results/people.md): which clips of a transcript are steps, "
-        "and the verbs and nouns a person would write for them, learnt from YouCook2's human step captions "
-        "(cookproc.captions.model). Verbs come from the caption vocabulary or the clip's own words; nouns only from "
-        "what the narration says.",
+        "then the verbs and nouns a person would write for each and a short text, learnt from YouCook2's human step "
+        "captions (cookproc.captions.model). A step is a sentence that gives an instruction; its verbs come from the "
+        "caption vocabulary or its own words, its nouns only from what its run of sentences says.",
         [("Training data", [
             "The {n_videos} YouCook2 videos with a transcript and captions outside the people's test set "
             "({n_benchmark} of them benchmark videos), {n_captions} captions aligned to their {n_sentences} transcript "
             "sentences. The key-step selector learnt from {selector_labels}. Fitted on the {n_fit} videos outside inner "
             "validation; the {n_validation} inner-validation videos (SHA-1 of the id starting with 4 or 5) fitted "
-            "nothing: they chose the verb threshold ({verb_threshold}) and the pair threshold ({pair_threshold}). "
+            "nothing: they chose the verb threshold ({verb_threshold}), the step threshold ({step_threshold}) and the "
+            "noun threshold ({noun_threshold}). "
             "Caption vocabulary: {verb_vocabulary} verbs. Its training time is in "
             "benchmarks/captions/train_step_model/ (docs/benchmarks.md)."]),
          ("Inner-validation scores", [
