@@ -33,10 +33,14 @@ REAL_MODEL = Path(os.environ.get("COOKPROC_STEP_MODEL", REPO / "results/models/s
 
 
 def documents_of(model: Path, lexicon: Path | None = None) -> dict[Path, dict]:
+    import yaml
+
     from cookproc.app.procedures import ProcedureSettings, procedure_documents
 
-    settings = ProcedureSettings.from_config({"step_model": str(model), "tuple_model": None, "keyclip_model": None,
-                                              "extractor": "srl-heur", "srl_backend": "spacy", "device": "cpu"})
+    section = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))["procedures"]
+    settings = ProcedureSettings.from_config({**section, "step_model": str(model), "tuple_model": None,
+                                              "keyclip_model": None, "extractor": "srl-heur", "srl_backend": "spacy",
+                                              "device": "cpu"})
     sources = sorted(LABELS)
     documents = procedure_documents(sources, settings, lexicon=str(lexicon) if lexicon else None)
     return dict(zip(sources, documents))
