@@ -69,12 +69,11 @@ def _check_magic(path: str | os.PathLike) -> None:
 
 
 def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None, require_digests: bool,
-                  check_place: bool | None = None) -> pa.Table:
+                  root: str | os.PathLike | None = None) -> pa.Table:
     """Read with page-checksum verification and check the column digests when the file has them
-    (``require_digests``: a file without them is damage). ``check_place`` (default: as
-    ``require_digests``): the file must be the one its job wrote for ``path`` (its provenance's
-    outputs), else integrity.Misplaced. Raises integrity.Damage for damage, InputError for a column
-    the (intact) file does not have."""
+    (``require_digests``: a file without them is damage, and the file must be the one its job wrote
+    for ``path`` relative to ``root``: its provenance's ``written_as``, else integrity.Misplaced).
+    Raises integrity.Damage for damage, InputError for a column the (intact) file does not have."""
     try:
         _check_magic(path)
         with pq.ParquetFile(path, page_checksum_verification=True) as handle:
@@ -83,12 +82,12 @@ def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None, requir
             integrity.verify_entries(handle.metadata.metadata)
             if digests is None and require_digests:
                 raise integrity.Damage("it carries no column digests, so this workflow did not write it as it is")
-            if require_digests if check_place is None else check_place:
+            if require_digests:
                 try:
                     record = provenance.stored_provenance(handle.metadata.metadata)
                 except provenance.ProvenanceError as exc:
                     raise integrity.Damage(str(exc)) from None
-                elsewhere = provenance.written_elsewhere(record, path)
+                elsewhere = provenance.written_elsewhere(record, path, root)
                 if elsewhere is not None:
                     raise integrity.Misplaced(elsewhere)
             if digests is not None and sorted(digests) != sorted(names):
@@ -114,6 +113,19 @@ def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None, requir
     return table.replace_schema_metadata(metadata or None)
 
 
+def verify(path: str | os.PathLike, columns: Sequence[str] | None = None, *, user_file: bool = False,
+           root: str | os.PathLike | None = None) -> pa.Table:
+    """The one check of a Parquet file, made by every reader (:func:`read_table`) and by
+    ``cookproc inspect``, so that both give one verdict: the file read (all columns, or ``columns``)
+    with its page checksums and column digests verified; a workflow output (a file under the
+    ``results/`` of ``root``, default the working directory; a symbolic link placed there is one)
+    must carry the digests and be the file its job wrote for this very path. Raises
+    ``integrity.Misplaced`` for an intact file written for another path, ``integrity.Damage`` for
+    damage, ``InputError`` for a column the file lacks; moves nothing."""
+    output = not user_file and integrity.is_workflow_output(path, root)
+    return _read_checked(path, columns, require_digests=output, root=root)
+
+
 def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
                user_file: bool = False) -> pa.Table:
     """Read a Parquet file (all columns, or ``columns`` in that order), verified.
@@ -124,15 +136,17 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
     aside to ``<file>.damaged``, so that the next ``snakemake`` run finds it missing and rebuilds it.
     A workflow output must carry the digests, and must have the ``columns`` asked for: a file
     without them (swapped in, or of another schema) is damage too; and it must be the file its
-    job wrote for this path (its provenance's outputs): one written for another output (copied or
-    swapped into place) is refused and moved aside alike (``IntermediateError`` "not the file its
-    rule wrote for this path", naming where and by which rule it was written). Elsewhere a file without digests
-    gets the page checksums only, and a column it lacks raises ``InputError``.
+    job wrote for this very path (its provenance's ``written_as``): one written for another path,
+    another output of the same job included (copied, swapped or linked into place), is refused and
+    moved aside alike (``IntermediateError`` "not the file its rule wrote for this path", naming
+    where and by which rule it was written). Elsewhere a file without digests gets the page
+    checksums only, and a column it lacks raises ``InputError``. The checks are :func:`verify`'s,
+    which ``cookproc inspect`` makes too.
     ``user_file``: a file the user placed deliberately (a user system): digests are checked when
     present but never required, and it is never moved aside, wherever it lies."""
     output = not user_file and integrity.is_workflow_output(path)
     try:
-        return _read_checked(path, columns, require_digests=output)
+        return verify(path, columns, user_file=user_file)
     except integrity.Misplaced as exc:
         _raise_damaged(path, str(exc), what=MISPLACED)
     except integrity.Damage as exc:

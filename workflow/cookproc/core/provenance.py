@@ -6,9 +6,10 @@ the job's ``snakemake`` object (duck-typed: this library never imports snakemake
 ``cookproc.provenance``, one compact JSON object:
 
 - ``rule``, ``wildcards``, ``outputs`` (the job's declared outputs, relative to the working
-  directory: a file is the one its rule wrote for a path when the path is one of them, or inside
-  one that is a folder; :func:`written_elsewhere`) and ``written_as`` (the path it was written at,
-  when that is one of them or inside one), ``script`` (repository-relative) and ``code``, the rule's code
+  directory) and ``written_as`` (the path it was written at, when that is one of them or inside
+  one; in a folder built beside its output, the path it has once renamed into place): a file is
+  the one its rule wrote for a path when the path is its ``written_as``, never another output of
+  the same job (:func:`written_elsewhere`), ``script`` (repository-relative) and ``code``, the rule's code
   fingerprint (its ``code`` param, :mod:`cookproc.core.fingerprint`), with ``code_files``, the
   SHA-256 (16 hex digits) of the script and of each cookproc module the job loaded, so that a
   stale file can name the changed module;
@@ -38,9 +39,10 @@ import os
 import platform
 import subprocess
 import sys
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from cookproc.core import integrity
 from cookproc.core.digests import compact, file_digest, plain, sha256_file, sha256_text
@@ -215,11 +217,14 @@ def relative_path(path: str | os.PathLike, root: str | os.PathLike | None = None
 
 def written_elsewhere(record: Mapping | None, path: str | os.PathLike,
                       root: str | os.PathLike | None = None) -> str | None:
-    """Why the file at ``path`` (relative to ``root``, default the working directory) is not the
-    one its job wrote for that path, or None when it is: a file a job wrote must lie at one of the
-    job's ``outputs``, or inside one of them (a model folder). A file written outside a job (no
-    rule) says nothing either way (None). The answer, e.g. "written as
-    results/keyclips/a.parquet by rule srl_systems_noheur {}", names where and by which job."""
+    """Why the file at ``path`` (relative to ``root``, default the working directory; symbolic links
+    not followed) is not the one its job wrote for that path, or None when it is: a file a job
+    wrote must lie at the very path it was written as (``written_as``), not at another output of
+    the same job (two outputs swapped) nor behind a link to it. A file whose provenance names no
+    such path (written before ``written_as`` was recorded) must lie at one of the job's ``outputs``
+    or inside one of them. A file written outside a job (no rule) says nothing either way (None).
+    The answer, e.g. "written as results/keyclips/a.parquet by rule srl_systems_noheur {}", names
+    where and by which job."""
     if not record or not record.get("rule"):
         return None
     outputs = record.get("outputs")
@@ -228,11 +233,12 @@ def written_elsewhere(record: Mapping | None, path: str | os.PathLike,
     if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
         return f"written by {job} of an older version of this workflow, whose provenance does not say which path " \
                "it was written for"
-    if _within(relative_path(path, root), outputs):
+    written_as = record.get("written_as")
+    here = relative_path(path, root)
+    if here == written_as or (not isinstance(written_as, str) and _within(here, outputs)):
         return None
     if _job is not None and all(record.get(key) == _job[key] for key in ("rule", "wildcards", "outputs")):
         return None  # the running job reading back what it wrote (a folder built beside its output)
-    written_as = record.get("written_as")
     where = written_as if isinstance(written_as, str) else " or ".join(outputs) or "(no declared output)"
     return f"written as {where} by {job}"
 
@@ -309,14 +315,41 @@ def _within(path: str, outputs: list[str]) -> bool:
     return any(path == output or path.startswith(output.rstrip("/") + "/") for output in outputs)
 
 
+_publishing: list[tuple[str, str]] = []
+
+
+@contextmanager
+def publishing(building: str | os.PathLike, final: str | os.PathLike) -> Iterator[None]:
+    """Within the block, a file written inside the folder ``building`` (a temporary folder that
+    will be renamed to ``final``: a model folder, a dataset, built whole before it replaces the
+    old one) is recorded as written at its place in ``final``: its ``written_as`` is the path it
+    will be read at, never the temporary folder's random name."""
+    entry = (relative_path(building), relative_path(final))
+    _publishing.append(entry)
+    try:
+        yield
+    finally:
+        _publishing.remove(entry)
+
+
+def _published_path(here: str) -> str:
+    """Where a file written at ``here`` will lie once the folder being built around it is renamed."""
+    for building, final in reversed(_publishing):
+        if _within(here, [building]):
+            return final + here[len(building):]
+    return here
+
+
 def metadata_entry(path: str | os.PathLike | None = None) -> dict[bytes, bytes]:
     """The key-value metadata entry ``write_parquet`` adds for a file written at ``path``: in a job,
-    ``written_as`` is that path when it is (or lies in) one of the job's outputs, so a message can
-    name the very file; None for a file built in a temporary folder (whose random name would make
-    the bytes differ from run to run)."""
+    ``written_as`` is that path (in a folder being built, :func:`publishing`, the path it will have
+    once the folder is renamed into place) when it is (or lies in) one of the job's outputs, so that
+    a reader accepts the file at that path only and a message can name the very file; None
+    otherwise (a scratch file in a temporary folder, whose random name would make the bytes differ
+    from run to run)."""
     record = current()
     if record.get("rule") is not None:
-        here = None if path is None else relative_path(path)
+        here = None if path is None else _published_path(relative_path(path))
         record["written_as"] = here if here is not None and _within(here, record["outputs"]) else None
     return {PROVENANCE_KEY: compact(record).encode("utf-8")}
 
