@@ -164,6 +164,12 @@ def _script_path() -> Path | None:
     return path if path.parent.name == "scripts" and path.parent.parent.name == "workflow" else None
 
 
+def script_name() -> str | None:
+    """The file name of the running workflow script (``corpus_shard.py``), None elsewhere."""
+    script = _script_path()
+    return None if script is None else script.name
+
+
 def _named_paths(files) -> list[dict[str, Any]]:
     """[{name, path}] of a Snakemake input list, named entries by name, the others with name null."""
     paths = [str(p) for p in files]
