@@ -222,22 +222,40 @@ def read_parquet(path: str | os.PathLike, schema: pa.Schema, *, user_file: bool 
 
 #: Errors of writing a file that are about the place, not the data: named with the output's path.
 _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO,
-                 errno.ENOENT, errno.ENOTDIR}
+                 errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EINVAL}
 
 
 def output_problem(path: str | os.PathLike, exc: OSError) -> OutputError:
     """An OSError met writing ``path`` (through a temporary file beside it) as an error naming
     ``path`` and its folder, never the temporary file, with what to do."""
     folder = os.path.dirname(os.path.abspath(path))
+    # A folder that exists but takes no new file this way (/proc, /sys, ...) says "no such file".
+    missing = f"the folder {folder} does not exist (or was removed meanwhile)" if not os.path.isdir(folder) else \
+        f"{folder} takes no new files (a special file system such as /proc or /sys?): write somewhere else"
     why = {errno.ENOSPC: f"no space left on the disk holding {folder}: free some space and run again",
            errno.EDQUOT: f"over the disk quota of {folder}: free some space and run again",
            errno.EFBIG: "too large for the file system",
            errno.EROFS: f"{folder} is on a read-only file system: write somewhere else",
            errno.EACCES: f"no permission to create files in {folder}: write somewhere else",
            errno.EPERM: f"no permission to create files in {folder}: write somewhere else",
-           errno.ENOENT: f"the folder {folder} does not exist (or was removed meanwhile)",
-           errno.ENOTDIR: f"{folder} is not a folder"}.get(exc.errno, exc.strerror or str(exc))
+           errno.ENOENT: missing,
+           errno.ENOTDIR: f"{folder} is not a folder",
+           errno.ENAMETOOLONG: "its name is too long for the file system: give a shorter one",
+           errno.EINVAL: f"{folder} refuses a file of this name: give another"}.get(exc.errno, exc.strerror or str(exc))
     return OutputError(path, f"cannot write it: {why} [{errno.errorcode.get(exc.errno, exc.errno)}]")
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Before any work: create, then remove, the temporary file :func:`atomic_output` would write
+    ``path`` through (in ``path``'s folder, which must exist), so that an output that cannot be
+    written (no permission even for root, a read-only or special file system such as /proc, a name
+    too long) is an ``OutputError`` saying why now, not after the work."""
+    path = Path(path)
+    try:
+        tmp = _readable_temp(path)
+    except OSError as exc:
+        raise output_problem(path, exc) from None
+    os.unlink(tmp)
 
 
 @contextmanager
