@@ -65,7 +65,8 @@ def _cut(text: str) -> str:
 
 def load_config_file(path: str | os.PathLike) -> dict:
     """A config file's content (YAML or JSON), or a ConfigError naming the file, and the line of a
-    syntax error: a missing file, broken YAML, an empty file or one that is not a mapping of sections."""
+    syntax error: a missing file, broken YAML, a key given twice in one section (YAML would keep the
+    last silently), an empty file or one that is not a mapping of sections."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: config file not found" if not path.exists() else f"{path}: not a file")
@@ -82,12 +83,43 @@ def load_config_file(path: str | os.PathLike) -> dict:
         raise ConfigError(f"{where}: not valid YAML: {what}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {_cut(exc)}") from None
+    twice = _key_given_twice(text)
+    if twice is not None:
+        keys, line, first = twice
+        raise ConfigError(f"{path}, line {line}: config key {'.'.join(keys)} is given twice (first on line {first}), "
+                          "and YAML keeps only the last: give it once", keys)
     if data is None:
         raise ConfigError(f"{path}: the file is empty; expected config sections (such as `procedures:`) at the top level")
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected config sections (such as `procedures:`) at the top level, "
                           f"got a {'list' if isinstance(data, list) else type(data).__name__}")
     return data
+
+
+def _key_given_twice(text: str) -> tuple[list[str], int, int] | None:
+    """The first key written twice in one mapping of a YAML text: (its key path, the line of the
+    second, the line of the first), or None. YAML loaders keep the last silently."""
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    todo = [([], root)]
+    while todo:
+        keys, node = todo.pop(0)
+        if isinstance(node, yaml.SequenceNode):
+            todo += [(keys, item) for item in node.value]
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        seen: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                continue
+            line = key_node.start_mark.line + 1
+            if key_node.value in seen:
+                return [*keys, key_node.value], line, seen[key_node.value]
+            seen[key_node.value] = line
+            todo.append(([*keys, key_node.value], value_node))
+    return None
 
 
 def key_line(path: str | os.PathLike, keys: Sequence[str]) -> int | None:
@@ -98,6 +130,10 @@ def key_line(path: str | os.PathLike, keys: Sequence[str]) -> int | None:
         return None
     line = None
     for key in keys:
+        if isinstance(node, yaml.SequenceNode) and str(key).isdigit() and int(key) < len(node.value):
+            node = node.value[int(key)]  # an item of a list (keyclips.neural.seeds.0)
+            line = node.start_mark.line + 1
+            continue
         if not isinstance(node, yaml.MappingNode):
             return line
         for key_node, value_node in node.value:
@@ -159,6 +195,9 @@ def describe_error(error, where: Sequence[str] = ()) -> ConfigError:
 
 def _holds(config, keys: Sequence[str]) -> bool:
     for key in keys:
+        if isinstance(config, list) and str(key).isdigit() and int(key) < len(config):
+            config = config[int(key)]  # an item of a list
+            continue
         if not isinstance(config, dict) or key not in config:
             return False
         config = config[key]

@@ -8,6 +8,8 @@ keeps its traceback.
 """
 from __future__ import annotations
 
+from typing import Callable, NoReturn
+
 
 class ExpectedError(ValueError):
     """An error of the project's own kinds (the subclasses, and ``ConfigError``, ``SchemaError``):
@@ -87,3 +89,17 @@ def require_file(path, what: str = "file") -> None:
         raise InputError(path, f"not a regular {what} (a device, pipe or socket)")
     if not os.access(path, os.R_OK):
         raise InputError(path, f"no permission to read the {what}")
+
+
+def stop(message: str, report: Callable[[str], object] | None = None) -> NoReturn:
+    """End the program with ``message`` on one line and exit status 1, without a traceback: how the
+    workflow's rule files stop Snakemake while it reads them (a bad config value, an unknown
+    system), since an exception raised there is printed with the rule file's frames. ``report``
+    shows the message (Snakemake's ``logger.error``; default: stderr)."""
+    if report is None:
+        import sys
+
+        print(message, file=sys.stderr)
+    else:
+        report(message)
+    raise SystemExit(1)
