@@ -30,7 +30,7 @@ from cookproc.core.errors import InputError, stop  # noqa: E402
 from snakemake.logging import logger  # noqa: E402
 from cookproc.core.deps import STORE as WORKFLOW_STORE  # noqa: E402
 from cookproc.core import registry  # noqa: E402
-from cookproc.app.corpus import METADATA_FILE, PARTITION_FILE, corpus_files, shard_files  # noqa: E402
+from cookproc.app.corpus import corpus_files, shard_files  # noqa: E402
 from cookproc.app.subtitles import SUBTITLE_EXTENSIONS  # noqa: E402
 from cookproc.data.upstream import FILES as UPSTREAM_FILES, FOLDERS as UPSTREAM_FOLDERS  # noqa: E402
 from cookproc.evaluation.systems import USER_NAME as USER_SYSTEM_NAME, scan_user_systems  # noqa: E402

@@ -183,21 +183,33 @@ def wrong_columns(path: str | os.PathLike, message: str) -> NoReturn:
 MISPLACED = "not the file its rule wrote for this path"
 
 
-def _raise_damaged(path: str | os.PathLike, reason: str, *, move: bool = True, what: str = "damaged") -> NoReturn:
+def _raise_damaged(path: str | os.PathLike, reason: str, *, move: bool = True, what: str = "damaged",
+                   set_aside: str | os.PathLike | None = None) -> NoReturn:
     """Raise IntermediateError for a damaged (or misplaced: ``what``) file, moving a workflow output
-    aside first (not a user's file: ``move`` False), so that the next run rebuilds it."""
+    aside first (not a user's file: ``move`` False), so that the next run rebuilds it: the file, or
+    ``set_aside``, what it is part of (a dataset folder, set aside as a whole)."""
     if not move:
         raise IntermediateError(path, reason, "it is your file, so no rule rebuilds it: replace it with an intact copy",
                                 what=what)
-    if not integrity.is_workflow_output(path):
+    aside = path if set_aside is None else set_aside
+    if not integrity.is_workflow_output(aside):
         raise IntermediateError(path, reason, "it is not under results/, so no rule rebuilds it: "
                                               "replace it with an intact copy", what=what)
-    moved_to = integrity.move_aside(path)
+    moved_to = integrity.move_aside(aside)
     if moved_to is None:
-        raise IntermediateError(path, reason, f"rebuild it with `snakemake --forcerun {os.path.relpath(path)}`",
+        raise IntermediateError(path, reason, f"rebuild it with `snakemake --forcerun {os.path.relpath(aside)}`",
                                 what=what)
-    raise IntermediateError(path, reason, f"moved it aside to {moved_to}; run `snakemake` again to rebuild it",
+    it = "it" if set_aside is None else f"{os.path.relpath(aside)} (all of it)"
+    raise IntermediateError(path, reason, f"moved {it} aside to {moved_to}; run `snakemake` again to rebuild it",
                             moved_to=moved_to, what=what)
+
+
+def refuse_damaged(path: str | os.PathLike, reason: str, *, set_aside: str | os.PathLike | None = None,
+                   what: str = "damaged") -> NoReturn:
+    """Refuse a damaged workflow output as :func:`read_table` does (``IntermediateError``), moving
+    it aside, or ``set_aside``: the folder it is part of, as a whole (a dataset whose part failed),
+    so that the next ``snakemake`` rebuilds it."""
+    _raise_damaged(path, reason, what=what, set_aside=set_aside)
 
 
 def copy_parquet(source: str | os.PathLike, target: str | os.PathLike) -> None:
