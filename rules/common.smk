@@ -131,8 +131,9 @@ def upstream_download_root(wildcards, output):
 
 # The user-systems folder, read once: a file that is no system's, a bad name or two files for one
 # system never stops the DAG from being built. Those are left out of the tables, and the job of
-# rule check_user_systems (a target of `all` and `report_all` while there are any) fails with one
-# message listing them all; every other job still runs (`snakemake -k` builds the tables).
+# rule check_user_systems (a target of `all` and `report_all` while there are any), which runs once
+# Tables 4 and 5 are written (with the valid systems), fails with one message listing them all
+# (`snakemake -k` builds everything else too).
 USER_SYSTEMS = scan_user_systems(USER_SYSTEMS_DIR)
 USER_SYSTEMS_CHECK = ["results/systems/user-systems.tsv"] if USER_SYSTEMS.problems else []
 if USER_SYSTEMS.problems:
