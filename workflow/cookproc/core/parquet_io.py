@@ -68,6 +68,30 @@ def _check_magic(path: str | os.PathLike) -> None:
             raise integrity.Damage("no Parquet magic number at its start")
 
 
+def _check_footer(handle: pq.ParquetFile, path: str | os.PathLike, require_digests: bool,
+                  root: str | os.PathLike | None) -> tuple[list[str], dict[str, str] | None]:
+    """The checks of a file's footer (no data read): its entries' digests; with ``require_digests``
+    (a workflow output), the column digests and the place it was written for (``path`` relative to
+    ``root``: its provenance's ``written_as``, else integrity.Misplaced); the columns it was written
+    with. Returns its column names and digests."""
+    names = handle.schema_arrow.names
+    digests = integrity.stored_digests(handle.metadata.metadata)
+    integrity.verify_entries(handle.metadata.metadata)
+    if digests is None and require_digests:
+        raise integrity.Damage("it carries no column digests, so this workflow did not write it as it is")
+    if require_digests:
+        try:
+            record = provenance.stored_provenance(handle.metadata.metadata)
+        except provenance.ProvenanceError as exc:
+            raise integrity.Damage(str(exc)) from None
+        elsewhere = provenance.written_elsewhere(record, path, root)
+        if elsewhere is not None:
+            raise integrity.Misplaced(elsewhere)
+    if digests is not None and sorted(digests) != sorted(names):
+        raise integrity.Damage(f"its columns {sorted(names)} are not those it was written with {sorted(digests)}")
+    return names, digests
+
+
 def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None, require_digests: bool,
                   root: str | os.PathLike | None = None) -> pa.Table:
     """Read with page-checksum verification and check the column digests when the file has them
@@ -77,22 +101,7 @@ def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None, requir
     try:
         _check_magic(path)
         with pq.ParquetFile(path, page_checksum_verification=True) as handle:
-            names = handle.schema_arrow.names
-            digests = integrity.stored_digests(handle.metadata.metadata)
-            integrity.verify_entries(handle.metadata.metadata)
-            if digests is None and require_digests:
-                raise integrity.Damage("it carries no column digests, so this workflow did not write it as it is")
-            if require_digests:
-                try:
-                    record = provenance.stored_provenance(handle.metadata.metadata)
-                except provenance.ProvenanceError as exc:
-                    raise integrity.Damage(str(exc)) from None
-                elsewhere = provenance.written_elsewhere(record, path, root)
-                if elsewhere is not None:
-                    raise integrity.Misplaced(elsewhere)
-            if digests is not None and sorted(digests) != sorted(names):
-                raise integrity.Damage(f"its columns {sorted(names)} are not those it was written with "
-                                       f"{sorted(digests)}")
+            names, digests = _check_footer(handle, path, require_digests, root)
             missing = [c for c in (columns or ()) if c not in names]
             if missing:
                 table = None
@@ -158,13 +167,18 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
 
 
 def column_names(path: str | os.PathLike) -> list[str]:
-    """The column names of a Parquet file, read from its footer; damage is reported (and a workflow
-    output moved aside) as by :func:`read_table`, which then verifies the data read."""
+    """The column names of a Parquet file, read from its footer after the footer's checks of
+    :func:`verify` (a workflow output must carry its digests and lie where its job wrote it); damage
+    or a misplaced file is reported (and a workflow output moved aside) as by :func:`read_table`,
+    which then verifies the data read."""
     try:
         _check_magic(path)
-        return pq.read_schema(path).names
+        with pq.ParquetFile(path) as handle:
+            return _check_footer(handle, path, integrity.is_workflow_output(path), None)[0]
     except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
+    except integrity.Misplaced as exc:
+        _raise_damaged(path, str(exc), what=MISPLACED)
     except integrity.Damage as exc:
         _raise_damaged(path, str(exc))
     except DECODER_ERRORS as exc:
