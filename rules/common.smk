@@ -20,13 +20,9 @@ WORKFLOW_PYTHON_DIR = os.path.join(workflow.basedir, "workflow")
 if WORKFLOW_PYTHON_DIR not in sys.path:
     sys.path.insert(0, WORKFLOW_PYTHON_DIR)
 
-from cookproc.core.config_schema import (
-    ConfigError,
-    error_source,
-    optional_path,
-    validate_config,
-)  # noqa: E402 (needs the path above)
-from cookproc.core.errors import InputError, stop  # noqa: E402
+from cookproc.core.config_files import error_source  # noqa: E402 (needs the path above)
+from cookproc.core.config_schema import optional_path, validate_config  # noqa: E402
+from cookproc.core.errors import ConfigError, InputError, stop  # noqa: E402
 from snakemake.logging import logger  # noqa: E402
 from cookproc.core.deps import STORE as WORKFLOW_STORE  # noqa: E402
 from cookproc.core import registry  # noqa: E402

@@ -11,8 +11,8 @@ import sys
 if os.path.join(workflow.basedir, "workflow") not in sys.path:
     sys.path.insert(0, os.path.join(workflow.basedir, "workflow"))
 
-from cookproc.core.config_schema import ConfigError, load_config_file  # noqa: E402
-from cookproc.core.errors import stop  # noqa: E402
+from cookproc.core.config_files import load_config_file  # noqa: E402
+from cookproc.core.errors import ConfigError, stop  # noqa: E402
 from snakemake.logging import logger  # noqa: E402
 
 for config_path in [

@@ -231,7 +231,8 @@ def test_schema_errors_are_one_line_naming_the_key(config, message):
 def test_config_files_are_read_with_the_file_and_line_named(tmp_path, text, message):
     import re
 
-    from cookproc.core.config_schema import ConfigError, load_config_file
+    from cookproc.core.config_files import load_config_file
+    from cookproc.core.errors import ConfigError
 
     path = tmp_path / "my.yaml"
     if text is not None:
@@ -241,7 +242,7 @@ def test_config_files_are_read_with_the_file_and_line_named(tmp_path, text, mess
 
 
 def test_a_keys_line_is_found_in_its_file(tmp_path):
-    from cookproc.core.config_schema import key_line
+    from cookproc.core.config_files import key_line
 
     path = tmp_path / "c.yaml"
     path.write_text("# comment\nkeyclips:\n  text: {}\n  folds:\n    grouping: recipe\n    k: abc\n")

@@ -1,5 +1,5 @@
 """The benchmark videos the visual rules decode (all, or the configured subset), one id a line."""
-from cookproc.core.config_schema import ConfigError
+from cookproc.core.errors import ConfigError
 from cookproc.core.logs import script_logging
 from cookproc.core.parquet_io import atomic_write_text, read_parquet
 from cookproc.core.schemas import CLIPS

@@ -393,7 +393,8 @@ def test_settings_that_contradict_each_other_end_a_job_in_one_line(tmp_path, cap
     from snakemake.iocontainers import Namedlist
 
     from cookproc.app.procedures import ProcedureSettings, load_extractor
-    from cookproc.core.config_schema import ConfigError, validate_config
+    from cookproc.core.config_schema import validate_config
+    from cookproc.core.errors import ConfigError
     from cookproc.core.logs import script_logging
 
     section = {**validate_config({})["procedures"], **settings}

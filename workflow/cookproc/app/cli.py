@@ -33,7 +33,9 @@ EXIT_BAD_INPUT = 1
 def load_config(path: str | None) -> tuple[dict, Path]:
     """The workflow config (validated, defaults filled) and the folder its relative paths start from.
     A bad file or value is an error of a line naming the file, the line and the key."""
-    from cookproc.core.config_schema import ConfigError, error_source, load_config_file, validate_config
+    from cookproc.core.config_files import error_source, load_config_file
+    from cookproc.core.config_schema import validate_config
+    from cookproc.core.errors import ConfigError
 
     if path is None:
         return validate_config({}), CHECKOUT

@@ -41,7 +41,7 @@ from typing import Callable, Protocol, Sequence
 
 from cookproc.app.documents import ClipExtraction, ProcedureTuple
 from cookproc.app.progress import ProgressCallback
-from cookproc.core.config_schema import ConfigError
+from cookproc.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from cookproc.app.lineage import lineage, render_lineage, workflow_root
-from cookproc.core import integrity, provenance
+from cookproc.core import integrity, places, provenance
 from cookproc.core.digests import compact, file_digest, plain
 from cookproc.core.errors import ExpectedError, InputError, one_line, require_file
 from cookproc.core.page_checksums import page_checksum_counts
@@ -213,7 +213,7 @@ def inspect_file(path: str | os.PathLike, *, config_path: str | os.PathLike | No
     report["provenance"] = record
     if misplaced is not None:
         report.update(written_elsewhere=misplaced, status="misplaced", unchecked=[], reasons=[
-            f"{misplaced}, not as {provenance.relative_path(path, root)}: a rule reading it refuses it and moves "
+            f"{misplaced}, not as {places.relative_path(path, root)}: a rule reading it refuses it and moves "
             "it aside"])
         return report
     # Outside results/ a file is anybody's copy: where its job wrote it is worth a note only.

@@ -22,7 +22,7 @@ from cookproc.app.progress import ProgressCallback
 from cookproc.app.steps import StepsFromCaptions
 from cookproc.app.subtitles import read_subtitles
 from cookproc.app.video_probe import video_info
-from cookproc.core.config_schema import ConfigError
+from cookproc.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ keeps its traceback.
 """
 from __future__ import annotations
 
-from typing import Callable, NoReturn
+from typing import Callable, NoReturn, Sequence
 
 
 class ExpectedError(ValueError):
@@ -52,6 +52,15 @@ class OutputError(ExpectedError):
     def __init__(self, path, message: str):
         super().__init__(f"{path}: {message}")
         self.path = str(path)
+
+
+class ConfigError(ExpectedError):
+    """A config file or value that is not a valid workflow config: the message names the key, and
+    the file and line when they are known; ``keys`` is the key's path (empty: the file as a whole)."""
+
+    def __init__(self, message: str, keys: Sequence[str] = ()):
+        super().__init__(message)
+        self.keys = tuple(keys)
 
 
 def one_line(exc: BaseException) -> str:

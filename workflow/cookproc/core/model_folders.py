@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from cookproc.core import provenance
+from cookproc.core import places
 from cookproc.core.errors import InputError
 
 
@@ -30,13 +30,13 @@ def readable_by_all(folder: Path) -> None:
 def building_folder(out_dir: str | os.PathLike) -> Iterator[Path]:
     """A fresh folder beside ``out_dir`` for the block to fill; when the block ends it replaces
     ``out_dir`` (readable by all), and when the block fails it is removed. Parquet files written in
-    it record ``out_dir``'s paths as where they were written (:func:`provenance.publishing`)."""
+    it record ``out_dir``'s paths as where they were written (:func:`places.publishing`)."""
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
         # A Parquet file written in it is recorded as written at its place in out_dir.
-        with provenance.publishing(tmp, out_dir):
+        with places.publishing(tmp, out_dir):
             yield tmp
         readable_by_all(tmp)
         replace_folder(tmp, out_dir)

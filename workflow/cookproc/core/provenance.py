@@ -39,13 +39,13 @@ import os
 import platform
 import subprocess
 import sys
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
-from cookproc.core import integrity
+from cookproc.core import integrity, places
 from cookproc.core.digests import compact, file_digest, plain, sha256_file, sha256_text
+from cookproc.core.places import relative_path, within
 
 PROVENANCE_KEY = b"cookproc.provenance"
 PROVENANCE_FORMAT = "cookproc-provenance/1"
@@ -215,38 +215,11 @@ def start_job(smk) -> None:
         _job["rule"], datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
 
-def relative_path(path: str | os.PathLike, root: str | os.PathLike | None = None) -> str:
-    """``path`` relative to ``root`` (default: the working directory), normalised, symbolic links
-    not followed: how provenance names a job's outputs and how a reader names what it reads."""
-    return Path(os.path.relpath(os.path.abspath(path), os.path.abspath(root or os.curdir))).as_posix()
-
-
 def written_elsewhere(record: Mapping | None, path: str | os.PathLike,
                       root: str | os.PathLike | None = None) -> str | None:
-    """Why the file at ``path`` (relative to ``root``, default the working directory; symbolic links
-    not followed) is not the one its job wrote for that path, or None when it is: a file a job
-    wrote must lie at the very path it was written as (``written_as``), not at another output of
-    the same job (two outputs swapped) nor behind a link to it. A file whose provenance names no
-    such path (written before ``written_as`` was recorded) must lie at one of the job's ``outputs``
-    or inside one of them. A file written outside a job (no rule) says nothing either way (None).
-    The answer, e.g. "written as results/keyclips/a.parquet by rule srl_systems_noheur {}", names
-    where and by which job."""
-    if not record or not record.get("rule"):
-        return None
-    outputs = record.get("outputs")
-    wildcards = record.get("wildcards") or {}
-    job = f"rule {record['rule']}" + (f" {compact(wildcards)}" if wildcards else "")
-    if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
-        return f"written by {job} of an older version of this workflow, whose provenance does not say which path " \
-               "it was written for"
-    written_as = record.get("written_as")
-    here = relative_path(path, root)
-    if here == written_as or (not isinstance(written_as, str) and _within(here, outputs)):
-        return None
-    if _job is not None and all(record.get(key) == _job[key] for key in ("rule", "wildcards", "outputs")):
-        return None  # the running job reading back what it wrote (a folder built beside its output)
-    where = written_as if isinstance(written_as, str) else " or ".join(outputs) or "(no declared output)"
-    return f"written as {where} by {job}"
+    """:func:`cookproc.core.places.written_elsewhere`, the running job (if any) allowed to read back
+    what it wrote."""
+    return places.written_elsewhere(record, path, root, _job)
 
 
 def end_job() -> None:
@@ -317,46 +290,17 @@ def current() -> dict[str, Any]:
             "software": _software()}
 
 
-def _within(path: str, outputs: list[str]) -> bool:
-    return any(path == output or path.startswith(output.rstrip("/") + "/") for output in outputs)
-
-
-_publishing: list[tuple[str, str]] = []
-
-
-@contextmanager
-def publishing(building: str | os.PathLike, final: str | os.PathLike) -> Iterator[None]:
-    """Within the block, a file written inside the folder ``building`` (a temporary folder that
-    will be renamed to ``final``: a model folder, a dataset, built whole before it replaces the
-    old one) is recorded as written at its place in ``final``: its ``written_as`` is the path it
-    will be read at, never the temporary folder's random name."""
-    entry = (relative_path(building), relative_path(final))
-    _publishing.append(entry)
-    try:
-        yield
-    finally:
-        _publishing.remove(entry)
-
-
-def _published_path(here: str) -> str:
-    """Where a file written at ``here`` will lie once the folder being built around it is renamed."""
-    for building, final in reversed(_publishing):
-        if _within(here, [building]):
-            return final + here[len(building):]
-    return here
-
-
 def metadata_entry(path: str | os.PathLike | None = None) -> dict[bytes, bytes]:
     """The key-value metadata entry ``write_parquet`` adds for a file written at ``path``: in a job,
-    ``written_as`` is that path (in a folder being built, :func:`publishing`, the path it will have
-    once the folder is renamed into place) when it is (or lies in) one of the job's outputs, so that
-    a reader accepts the file at that path only and a message can name the very file; None
-    otherwise (a scratch file in a temporary folder, whose random name would make the bytes differ
-    from run to run)."""
+    ``written_as`` is that path (in a folder being built, :func:`cookproc.core.places.publishing`,
+    the path it will have once the folder is renamed into place) when it is (or lies in) one of the
+    job's outputs, so that a reader accepts the file at that path only and a message can name the
+    very file; None otherwise (a scratch file in a temporary folder, whose random name would make
+    the bytes differ from run to run)."""
     record = current()
     if record.get("rule") is not None:
-        here = None if path is None else _published_path(relative_path(path))
-        record["written_as"] = here if here is not None and _within(here, record["outputs"]) else None
+        here = None if path is None else places.published_path(relative_path(path))
+        record["written_as"] = here if here is not None and within(here, record["outputs"]) else None
     return {PROVENANCE_KEY: compact(record).encode("utf-8")}
 
 
