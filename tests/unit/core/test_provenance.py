@@ -410,6 +410,15 @@ def test_two_outputs_of_one_job_swapped_are_refused_by_its_readers_and_by_inspec
     visual.unlink()
     visual.hardlink_to(naive)
     assert verdicts(visual)[0] == "misplaced" and f"(written as {outputs[2]} by" in verdicts(visual)[1]
+    # Misplaced and damaged too: refused by both, inspect without a traceback.
+    visual.unlink()
+    data = bytearray(naive.read_bytes())
+    data[16] ^= 0xFF  # inside the first column chunk: the footer, and so the place check, intact
+    visual.write_bytes(bytes(data))
+    assert cli_main(["inspect", str(visual)]) == 1
+    out = capsys.readouterr()
+    assert "damaged: written as results/tuples/fusion-oracle-upstream-paper.parquet" in out.out
+    assert "Traceback" not in out.out + out.err
 
 
 def test_inspect_and_a_reading_job_give_one_verdict(run_dir):

@@ -195,7 +195,11 @@ def inspect_file(path: str | os.PathLike, *, config_path: str | os.PathLike | No
         # file is read once more, without the place check, to show what it holds.
         from cookproc.core.parquet_io import verify
 
-        table = verify(path, user_file=True)
+        try:
+            table = verify(path, user_file=True)
+        except integrity.Damage as exc:  # written elsewhere, and damaged since
+            report.update(status="damaged", damage=f"{misplaced}, and {exc}")
+            return report
     metadata = pq.read_metadata(path).metadata
     digests = integrity.stored_digests(metadata)
     contract = contract_of(table.schema)
