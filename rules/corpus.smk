@@ -9,7 +9,8 @@
 # The dataset is replaced as a whole or not at all: each shard's job writes its own file beside it,
 # and corpus_dataset, once all of them succeeded, builds the new folder and puts it in place in one
 # step. The folder is an `update` output: Snakemake never deletes it before that job (a failed or
-# interrupted job leaves the dataset as it was).
+# interrupted job leaves the dataset as it was; Snakemake keeps a copy under .snakemake/ while the
+# job runs, and puts it back if the job fails).
 
 # One job per shard of the corpus's files.
 CORPUS = config["corpus"]
