@@ -86,9 +86,11 @@ def end_to_end(root: Path, n_files: int, shards: int) -> dict:
 
 # ----------------------------------------------------------------------------- scaling
 def write_synthetic_dataset(dataset: Path, n_shards: int, clips_per_shard: int) -> int:
-    """A dataset of ``n_shards`` shards as the shard jobs write them, about ``clips_per_shard`` clips
-    each (videos are placed by their id's hash, as the workflow does). Returns its row count."""
-    from cookproc.app.corpus import CORPUS_CLIPS, documents_table, partition_path, shard_of
+    """A dataset of ``n_shards`` shards, about ``clips_per_shard`` clips each (videos are placed by
+    their id's hash, as the workflow does): the shard files as the shard jobs write them, beside it
+    in ``shards/``, and the dataset built from them as rule corpus_dataset builds it. Returns its
+    row count."""
+    from cookproc.app.corpus import CORPUS_CLIPS, build_dataset, documents_table, shard_of
     from cookproc.core.parquet_io import write_parquet
     from cookproc.core.schemas import CLIP_KEY
 
@@ -112,26 +114,26 @@ def write_synthetic_dataset(dataset: Path, n_shards: int, clips_per_shard: int) 
                               "tuples": [{"verb": words[0], "args": [" ".join(words[1:3])]}] if key else []})
             documents.append({"name": video_id, "extractor": "srl-heur-spacy", "segmentation": "cue", "clips": clips})
         table = documents_table(documents, [f"{v}.txt" for v in videos])
-        write_parquet(table, partition_path(dataset, shard), CORPUS_CLIPS, sort_keys=CLIP_KEY)
+        write_parquet(table, dataset.parent / "shards" / f"shard={shard:05d}.parquet", CORPUS_CLIPS, sort_keys=CLIP_KEY)
         rows += table.num_rows
+    build_dataset(sorted((dataset.parent / "shards").glob("*.parquet")), dataset, dataset.parent / "damaged")
     return rows
 
 
 # Each step after the shards, as its script runs it (argv: dataset folder, shard count, scratch folder).
 STEPS = {
     "imports only": "import pyarrow.parquet, cookproc.app.corpus, cookproc.app.report_pages",
-    "corpus_dataset": "from cookproc.app.corpus import tidy_dataset, write_dataset_metadata\n"
-                      "tidy_dataset(d, n, scratch + '/damaged'); write_dataset_metadata(d, n)",
-    "corpus_markdown": "import os\nfrom cookproc.app.corpus import write_markdown\n"
-                       "os.makedirs(scratch + '/markdown'); write_markdown(d, scratch + '/markdown')",
+    "corpus_dataset": "import glob, os\nfrom cookproc.app.corpus import build_dataset\n"
+                      "build_dataset(sorted(glob.glob(os.path.dirname(d) + '/shards/*.parquet')), d, scratch + '/damaged')",
+    "corpus_markdown": "from cookproc.app.corpus import write_markdown\n"
+                       "write_markdown(d, scratch + '/markdown')",
     "report_corpus": "from cookproc.app.report_pages import summarise_corpus\n"
                      "from cookproc.evaluation.report import page\n"
                      "page('corpus', summarise_corpus(d).html(top=20))",
-    "corpus_export": "from cookproc.app.corpus import CORPUS_CLIPS, dataset_partitions, gather_shards\n"
+    "corpus_export": "from cookproc.app.corpus import CORPUS_CLIPS, read_dataset\n"
                      "from cookproc.core.parquet_io import write_parquet\n"
                      "from cookproc.core.schemas import CLIP_KEY\n"
-                     "write_parquet(gather_shards(dataset_partitions(d)), scratch + '/export.parquet', CORPUS_CLIPS, "
-                     "sort_keys=CLIP_KEY)",
+                     "write_parquet(read_dataset(d), scratch + '/export.parquet', CORPUS_CLIPS, sort_keys=CLIP_KEY)",
 }
 
 

@@ -32,7 +32,6 @@ def write_results(work: Path, n_clips: int, corpus_clips: int) -> None:
     from corpus_memory import write_synthetic_dataset
     from cookproc.core.parquet_io import write_parquet
     from cookproc.core.schemas import CLIP_KEY, CLIPS, GOLD_ARG_ROLES, KEYCLIPS
-    from cookproc.app.corpus import write_dataset_metadata
 
     rng = random.Random(0)
     clips, systems = [], {"neural-text": [], "srl-heur-spacy": []}
@@ -52,8 +51,7 @@ def write_results(work: Path, n_clips: int, corpus_clips: int) -> None:
         write_parquet(pa.Table.from_pylist(rows, schema=KEYCLIPS), work / f"results/keyclips/{system}.parquet",
                       KEYCLIPS, sort_keys=CLIP_KEY)
     dataset = work / "results/corpus/youcook2/procedures"
-    write_synthetic_dataset(dataset, 8, corpus_clips // 8)
-    write_dataset_metadata(dataset, 8)
+    write_synthetic_dataset(dataset, 8, corpus_clips // 8)  # the shards' files, then the dataset with its _metadata
 
 
 def pyarrow_queries():

@@ -20,20 +20,16 @@ WORKFLOW_PYTHON_DIR = os.path.join(workflow.basedir, "workflow")
 if WORKFLOW_PYTHON_DIR not in sys.path:
     sys.path.insert(0, WORKFLOW_PYTHON_DIR)
 
-from cookproc.core.config_schema import (
-    ConfigError,
-    error_source,
-    optional_path,
-    validate_config,
-)  # noqa: E402 (needs the path above)
-from snakemake.exceptions import WorkflowError  # noqa: E402
+from cookproc.core.config_files import error_source  # noqa: E402 (needs the path above)
+from cookproc.core.config_schema import optional_path, validate_config  # noqa: E402
+from cookproc.core.errors import ConfigError, InputError, stop  # noqa: E402
+from snakemake.logging import logger  # noqa: E402
 from cookproc.core.deps import STORE as WORKFLOW_STORE  # noqa: E402
 from cookproc.core import registry  # noqa: E402
-from cookproc.app.corpus import METADATA_FILE, PARTITION_FILE, corpus_files, shard_files  # noqa: E402
+from cookproc.app.corpus import corpus_files, shard_files  # noqa: E402
 from cookproc.app.subtitles import SUBTITLE_EXTENSIONS  # noqa: E402
 from cookproc.data.upstream import FILES as UPSTREAM_FILES, FOLDERS as UPSTREAM_FOLDERS  # noqa: E402
 from cookproc.evaluation.systems import USER_NAME as USER_SYSTEM_NAME, scan_user_systems  # noqa: E402
-from snakemake.logging import logger  # noqa: E402
 from cookproc.video.frames import VideoError, find_video  # noqa: E402
 
 # Parsed syntax trees (code fingerprints) and validated configs are kept by content between runs
@@ -42,7 +38,9 @@ from cookproc.video.frames import VideoError, find_video  # noqa: E402
 WORKFLOW_STORE.use_file(os.path.join(".snakemake", "cookproc", "store.json"))
 
 # Checked against workflow/schemas/, defaults filled (also in the sections behind a $ref). A bad
-# value is named with its key and where it was set (--config, or a config file and line).
+# value is named with its key and where it was set (--config, or a config file and line), on one
+# line: stop() ends Snakemake with it, where an exception raised here would be shown with this
+# file's line as a traceback.
 try:
     validate_config(config, store=WORKFLOW_STORE)
 except ConfigError as error:
@@ -51,7 +49,7 @@ except ConfigError as error:
         ["config.yaml", *map(os.path.relpath, workflow.config_settings.configfiles)],
         dict(workflow.config_settings.config),
     )
-    raise WorkflowError(f"{source}: {error}" if source else str(error)) from None
+    stop(f"{source}: {error}" if source else str(error), logger.error)
 
 # Files of the workflow itself are addressed from its own folder, so that it can run with any
 # working directory (snakemake --directory, as the workflow tests do).
@@ -129,8 +127,9 @@ def upstream_download_root(wildcards, output):
 
 # The user-systems folder, read once: a file that is no system's, a bad name or two files for one
 # system never stops the DAG from being built. Those are left out of the tables, and the job of
-# rule check_user_systems (a target of `all` and `report_all` while there are any) fails with one
-# message listing them all; every other job still runs (`snakemake -k` builds the tables).
+# rule check_user_systems (a target of `all` and `report_all` while there are any), which runs once
+# Tables 4 and 5 are written (with the valid systems), fails with one message listing them all
+# (`snakemake -k` builds everything else too).
 USER_SYSTEMS = scan_user_systems(USER_SYSTEMS_DIR)
 USER_SYSTEMS_CHECK = ["results/systems/user-systems.tsv"] if USER_SYSTEMS.problems else []
 if USER_SYSTEMS.problems:
@@ -164,7 +163,7 @@ try:
     SYSTEMS = registry.configured({"keyclips": keyclip_systems(), "tuples": tuple_systems()})
     PREDICTED_KEYCLIPS = registry.configured({"keyclips": config["tables"]["predicted_keyclips"]})["keyclips"]
 except registry.UnknownSystem as error:
-    raise WorkflowError(f"config.yaml, tables: {error}") from None
+    stop(f"config.yaml, tables: {error}", logger.error)
 
 # Systems on the trained SRL tagger's parses (srl-heur-tagger, ...) among the configured ones: then the
 # default target also builds the tagger's agreement with upstream's SRL and its EWT training data report.
@@ -252,19 +251,23 @@ PROCEDURE_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 
 
 def procedure_subtitles(wildcards):
-    """The one subtitle / transcript file of ``name`` (a clear error when there is none or several)."""
+    """The one subtitle / transcript file of ``name``. When there is none or several, or the name is
+    not allowed, Snakemake stops while it builds the DAG with one line saying so (stop(): an input
+    function's exception would be shown with a traceback of this file)."""
     if not re.fullmatch(PROCEDURE_NAME, wildcards.name):
-        raise ValueError(
+        stop(
             f"procedures for {wildcards.name!r}: a name must match {PROCEDURE_NAME} (a letter or "
             "digit, then letters, digits, '_', '.' or '-'); rename the file in "
-            f"{PROCEDURES['dir']} and ask for results/procedures/<name>.json"
+            f"{PROCEDURES['dir']} and ask for results/procedures/<name>.json",
+            logger.error,
         )
     candidates = [os.path.join(PROCEDURES["dir"], f"{wildcards.name}.{ext}") for ext in SUBTITLE_EXTENSIONS]
     found = [path for path in candidates if os.path.exists(path)]
     if len(found) != 1:
-        raise ValueError(
+        stop(
             f"procedures for {wildcards.name!r}: expected exactly one subtitle or transcript "
-            f"file of {', '.join(candidates)}; found {found or 'none'}"
+            f"file of {', '.join(candidates)}; found {', '.join(found) or 'none'}" + ("; keep one" if found else ""),
+            logger.error,
         )
     return found[0]
 
@@ -344,10 +347,14 @@ def report_caption(name):
 
 def corpus_shard_sources(folder, extensions, shards):
     """Input function of rules/corpus.smk: the files of one of ``shards`` shards of ``folder`` (listed
-    when the DAG is built; a clear error for a missing folder)."""
+    when the DAG is built; a missing folder, no file or two files of one video stop Snakemake with
+    one line)."""
 
     def sources(wildcards):
-        files = corpus_files(folder, extensions)
+        try:
+            files = corpus_files(folder, extensions)
+        except InputError as error:
+            stop(f"corpus: {error}", logger.error)
         return [str(path) for path in shard_files(files, int(wildcards.shard), shards)]
 
     return sources

@@ -1,6 +1,9 @@
-# config.yaml read by the library before the Snakefile's `configfile:` reads it, so that a broken
-# file is named with its line and what is wrong, in one line. (A file given with --configfile, or a
-# malformed --config, is read by Snakemake's command line before any workflow code runs.)
+# Every config file of the run read by the library before the Snakefile's `configfile:` reads
+# config.yaml: config.yaml and each --configfile, so that a broken file, or a key given twice (which
+# YAML resolves silently, keeping the last), is named with its file and line, in one line and without
+# a traceback. (Snakemake's command line reads a --configfile before any workflow code runs: YAML it
+# cannot parse at all stops it there, with its own message; `python -m cookproc.core.config_schema
+# FILE` names the line.)
 import os
 import sys
 
@@ -8,11 +11,15 @@ import sys
 if os.path.join(workflow.basedir, "workflow") not in sys.path:
     sys.path.insert(0, os.path.join(workflow.basedir, "workflow"))
 
-from cookproc.core.config_schema import ConfigError, load_config_file  # noqa: E402
-from snakemake.exceptions import WorkflowError  # noqa: E402
+from cookproc.core.config_files import load_config_file  # noqa: E402
+from cookproc.core.errors import ConfigError, stop  # noqa: E402
+from snakemake.logging import logger  # noqa: E402
 
-if os.path.exists("config.yaml"):
+for config_path in [
+    *(["config.yaml"] if os.path.exists("config.yaml") else []),
+    *map(os.path.relpath, workflow.config_settings.configfiles),
+]:
     try:
-        load_config_file("config.yaml")
+        load_config_file(config_path)
     except ConfigError as error:
-        raise WorkflowError(str(error)) from None
+        stop(str(error), logger.error)

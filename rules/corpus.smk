@@ -6,17 +6,22 @@
 # Markdown and the report read the dataset shard by shard. A video's shard is fixed by a hash of
 # its id (cookproc.app.corpus.shard_of), so adding files reruns only the shards that receive them.
 # `snakemake corpus_all` builds the dataset (and the single-file export when corpus.single_file).
+# The dataset is replaced as a whole or not at all: each shard's job writes its own file beside it,
+# and corpus_dataset, once all of them succeeded, builds the new folder and puts it in place in one
+# step. The folder is an `update` output: Snakemake never deletes it before that job (a failed or
+# interrupted job leaves the dataset as it was; Snakemake keeps a copy under .snakemake/ while the
+# job runs, and puts it back if the job fails).
 
 # One job per shard of the corpus's files.
 CORPUS = config["corpus"]
 CORPUS_DIR = f"results/corpus/{CORPUS['name']}"
 CORPUS_SHARDS = CORPUS["shards"]
-# The corpus dataset: one hive-style partition per shard (cookproc.app.corpus.PARTITION_FILE), written
-# by the shard's job, and _metadata, the shards' footers and manifest, written by corpus_dataset.
+# Each shard's job's file, and the corpus dataset built from them:
+# one hive-style partition per shard (cookproc.app.corpus.PARTITION_FILE) and _metadata, the
+# shards' footers and manifest, all written by corpus_dataset.
+CORPUS_SHARD_FILE = f"{CORPUS_DIR}/shards/shard={{shard}}.parquet"
+CORPUS_SHARD_FILES = [CORPUS_SHARD_FILE.format(shard=f"{k:05d}") for k in range(CORPUS_SHARDS)]
 CORPUS_DATASET = f"{CORPUS_DIR}/procedures"
-CORPUS_SHARD_FILE = f"{CORPUS_DATASET}/shard={{shard}}/part-0.parquet"
-CORPUS_PARTITIONS = [f"{CORPUS_DATASET}/{PARTITION_FILE.format(shard=k)}" for k in range(CORPUS_SHARDS)]
-CORPUS_METADATA = f"{CORPUS_DATASET}/{METADATA_FILE}"
 # corpus.dir, or the upstream transcripts when it is null; those are checked first (like kiddon_train).
 CORPUS_FOLDER = CORPUS["dir"] or upstream("youcook2/transcript")
 CORPUS_VERIFIED = [] if CORPUS["dir"] else ["results/dataset/upstream-checksums.tsv"]
@@ -37,7 +42,8 @@ rule corpus_shard:
     benchmark:
         f"benchmarks/corpus/corpus_shard/{CORPUS['name']}/{{shard}}-of-{CORPUS_SHARDS}.tsv"
     wildcard_constraints:
-        # Five digits or more (cookproc.app.corpus.PARTITION_FILE; a {5,} would read as a wildcard).
+        # Five digits or more, as the dataset's partitions (cookproc.app.corpus.PARTITION_FILE; a {5,}
+        # would read as a wildcard).
         shard=r"\d\d\d\d\d+",
     conda:
         "../envs/torch.yaml"
@@ -59,11 +65,11 @@ rule corpus_shard:
 
 
 rule corpus_dataset:
-    "Summarise the corpus's shards as one dataset (_metadata: their footers and a manifest; no row read)."
+    "Build the corpus dataset from its shards' files (a partition each, and _metadata), replacing it as a whole."
     input:
-        partitions=CORPUS_PARTITIONS,
+        shards=CORPUS_SHARD_FILES,
     output:
-        metadata=CORPUS_METADATA,
+        dataset=update(directory(CORPUS_DATASET)),
     log:
         f"logs/corpus/corpus_dataset/{CORPUS['name']}.log",
     benchmark:
@@ -72,7 +78,6 @@ rule corpus_dataset:
         "../envs/cpu.yaml"
     params:
         code=code_fingerprint("corpus_dataset"),
-        shards=CORPUS_SHARDS,
         damaged=f"{CORPUS_DIR}/damaged",
     script:
         "../workflow/scripts/corpus_dataset.py"
@@ -81,8 +86,7 @@ rule corpus_dataset:
 rule corpus_export:
     "The corpus dataset as one Parquet file (every row in one process: for small corpora)."
     input:
-        dataset=CORPUS_METADATA,
-        partitions=CORPUS_PARTITIONS,
+        dataset=CORPUS_DATASET,
     output:
         clips=f"{CORPUS_DIR}/procedures.parquet",
     log:
@@ -100,8 +104,7 @@ rule corpus_export:
 rule corpus_markdown:
     "Write one Markdown step list per video of the corpus dataset."
     input:
-        dataset=CORPUS_METADATA,
-        partitions=CORPUS_PARTITIONS,
+        dataset=CORPUS_DATASET,
     output:
         markdown=directory(f"{CORPUS_DIR}/markdown"),
     log:
@@ -119,5 +122,5 @@ rule corpus_markdown:
 rule corpus_all:
     "The corpus dataset, and its single-file export when corpus.single_file is true."
     input:
-        CORPUS_METADATA,
+        CORPUS_DATASET,
         [f"{CORPUS_DIR}/procedures.parquet"] if CORPUS["single_file"] else [],

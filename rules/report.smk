@@ -23,7 +23,7 @@ REPORT_TARGETS = [
     *expand("results/report/procedures/{name}.html", name=procedure_names()),
     *(
         [f"results/report/corpus/{config['corpus']['name']}.html"]
-        if os.path.exists(rules.corpus_dataset.output.metadata)
+        if os.path.exists(rules.corpus_dataset.output.dataset)
         else []
     ),
     # Bad files of the user-systems folder are not skipped silently: a job fails listing them.
@@ -212,8 +212,7 @@ rule report_procedure:
 rule report_corpus:
     "Summary of a corpus's procedures (steps per video, frequent verbs and arguments) as a report page."
     input:
-        dataset=rules.corpus_dataset.output.metadata,
-        partitions=rules.corpus_dataset.input.partitions,
+        dataset=rules.corpus_dataset.output.dataset,
     output:
         report(
             f"results/report/corpus/{config['corpus']['name']}.html",

@@ -7,9 +7,10 @@ SUP_LEXICON = LEXICONS["upstream"]
 # Sentence vectors of the key-clip classifier: the per-fold fine-tuned ones of the first neural
 # seed (rule keyclips_finetune) or the frozen ones.
 if SUP["keyclips"]["finetuned_vectors"] and rules.keyclips_finetune.params.finetune["layers"] < 1:
-    raise ValueError(
-        "supervised.keyclips.finetuned_vectors needs keyclips.neural.finetune.layers >= 1 "
-        "(or set finetuned_vectors: false for the frozen sentence vectors)"
+    stop(
+        "config key supervised.keyclips.finetuned_vectors needs keyclips.neural.finetune.layers >= 1 "
+        "(or set finetuned_vectors: false for the frozen sentence vectors)",
+        logger.error,
     )
 SUP_SENTENCES = (
     dict(finetuned=f"{FINETUNED_TEXT}.parquet".format(seed=config["keyclips"]["neural"]["seeds"][0]))

@@ -74,8 +74,12 @@ rule import_user_tuples:
         "../workflow/scripts/import_user_system.py"
 
 
+# Its input is the tables: they are written, with the valid user systems, before this job stops the
+# run, with or without --keep-going (docs/methods.md, "Your own system").
 rule check_user_systems:
     "Fail with one message listing every bad file of the user-systems folder (built only while there are any)."
+    input:
+        tables=["results/table4.csv", "results/table4.md", "results/table5.csv", "results/table5.md"],
     output:
         "results/systems/user-systems.tsv",
     log:

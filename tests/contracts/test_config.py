@@ -231,7 +231,8 @@ def test_schema_errors_are_one_line_naming_the_key(config, message):
 def test_config_files_are_read_with_the_file_and_line_named(tmp_path, text, message):
     import re
 
-    from cookproc.core.config_schema import ConfigError, load_config_file
+    from cookproc.core.config_files import load_config_file
+    from cookproc.core.errors import ConfigError
 
     path = tmp_path / "my.yaml"
     if text is not None:
@@ -241,7 +242,7 @@ def test_config_files_are_read_with_the_file_and_line_named(tmp_path, text, mess
 
 
 def test_a_keys_line_is_found_in_its_file(tmp_path):
-    from cookproc.core.config_schema import key_line
+    from cookproc.core.config_files import key_line
 
     path = tmp_path / "c.yaml"
     path.write_text("# comment\nkeyclips:\n  text: {}\n  folds:\n    grouping: recipe\n    k: abc\n")
@@ -266,6 +267,8 @@ def _dry_run_error(workdir, *args):
     lines = [line for line in (proc.stdout + proc.stderr).splitlines()
              if line.strip() and not line.startswith(("Using workflow specific profile", "Config file config.yaml is"))]
     assert len(lines) <= 4 and "Traceback" not in proc.stderr, lines
+    # Issue 55: no frame of a rule file either (`File "rules/common.smk", line 54, in <module>`).
+    assert not any(line.lstrip().startswith('File "') or "Error in file" in line for line in lines), lines
     return "\n".join(lines)
 
 
@@ -281,6 +284,68 @@ def test_snakemake_names_a_bad_value_in_a_configfile_with_its_line(config_workdi
     (config_workdir / "preset.yaml").write_text("tables:\n  colour: 1\n")
     out = _dry_run_error(config_workdir, "--configfile", str(config_workdir / "preset.yaml"))
     assert "preset.yaml, line 2: config key tables.colour: unknown key; the known keys here are bootstrap," in out
+
+
+@pytest.mark.parametrize("files, line", [
+    # The issue's overlay: a wrong-typed key.
+    ({"preset.yaml": "procedures:\n  max_sentence_chars: abc\n"},
+     "preset.yaml, line 2: config key procedures.max_sentence_chars: expected integer, got the string 'abc'"),
+    # The second of two overlays is named, with its line.
+    ({"a.yaml": "procedures:\n  strict: true\n", "b.yaml": "# b\nkeyclips:\n  neural:\n    seeds: [zero]\n"},
+     "b.yaml, line 4: config key keyclips.neural.seeds.0: 'zero' is not of type 'integer'"),
+    # A system no registry entry knows, and settings that contradict each other.
+    ({"preset.yaml": "tables:\n  keyclip_systems: [nope]\n"}, "config.yaml, tables: "),
+    ({"preset.yaml": "supervised:\n  keyclips:\n    finetuned_vectors: true\nkeyclips:\n  neural:\n    finetune:\n"
+                     "      layers: 0\n"},
+     "config key supervised.keyclips.finetuned_vectors needs keyclips.neural.finetune.layers >= 1"),
+])
+def test_a_bad_value_in_a_configfile_is_one_line_without_a_traceback(config_workdir, files, line):
+    """Issue 55: a wrong-typed key in a --configfile gave the clear line, then
+    `File "rules/common.smk", line 54, in <module>`."""
+    args = []
+    for name, text in files.items():
+        (config_workdir / name).write_text(text)
+        args += ["--configfile", str(config_workdir / name)]
+    out = _dry_run_error(config_workdir, *args)
+    assert line in out and len(out.splitlines()) == 1, out
+
+
+@pytest.mark.parametrize("where", ["overlay", "config.yaml"])
+def test_a_key_given_twice_in_any_config_file_is_named_with_its_lines(config_workdir, where):
+    """Issue 55 (every config file the run is given is checked): YAML keeps the last of a key given
+    twice, silently; config.yaml and each --configfile are read by the project's check, which
+    names the file and both lines."""
+    twice = "procedures:\n  max_sentence_chars: 100\n  strict: true\n  max_sentence_chars: 200\n"
+    config = config_workdir / "config.yaml"
+    good = config.read_text()
+    try:
+        if where == "overlay":
+            (config_workdir / "twice.yaml").write_text(twice)
+            out = _dry_run_error(config_workdir, "--configfile", str(config_workdir / "twice.yaml"))
+            assert "twice.yaml, line 4: config key procedures.max_sentence_chars is given twice (first on line 2), " \
+                   "and YAML keeps only the last: give it once" in out, out
+        else:
+            config.write_text(good + "\n" + twice)
+            lines = len(good.splitlines()) + 1
+            out = _dry_run_error(config_workdir)
+            assert f"config.yaml, line {lines + 4}: config key procedures.max_sentence_chars is given twice (first on " \
+                   f"line {lines + 2})" in out or f"config.yaml, line {lines + 1}: config key procedures is given " \
+                   "twice" in out, out
+    finally:
+        config.write_text(good)
+
+
+def test_a_configfile_snakemake_cannot_parse_stops_it_in_one_line(config_workdir):
+    """Issue 55, what the workflow cannot reach: Snakemake's command line parses each --configfile
+    before any workflow code runs, so YAML it cannot parse stops it with its own message (naming
+    neither file nor line; no traceback). The project's check names both, before a run."""
+    from cookproc.core.config_schema import main
+
+    broken = config_workdir / "broken.yaml"
+    broken.write_text("procedures:\n  max_sentence_chars: [1\n  strict: true\n")
+    out = _dry_run_error(config_workdir, "--configfile", str(broken))
+    assert "Config file is not valid JSON or YAML" in out
+    assert main([str(broken)]) == 1
 
 
 def test_snakemake_names_a_renamed_key_in_a_configfile_and_its_new_name(config_workdir):

@@ -8,14 +8,17 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
 from cookproc.app.corpus import CORPUS_CLIPS, partition_path, read_manifest, shard_of
 from fixtures import REPO, make_workdir, run_snakemake, write_tiny_upstream
-from test_corpus import FILES, PANCAKES, UNPUNCTUATED_SRT, UNTIMED, read_with_pyarrow_dataset, write_corpus
+from test_corpus import (FILES, PANCAKES, UNPUNCTUATED_SRT, UNTIMED, duckdb_rows, read_with_pyarrow_dataset,
+                         snapshot, write_corpus)
 
 ADDED = ("vidG07.txt", "wash the lettuce in cold water .\nserve it .\n")
 TARGET = "corpus_all"
@@ -150,11 +153,15 @@ def test_adding_a_file_reruns_only_its_shard(tmp_path, three_shards):
     log = proc.stdout + proc.stderr
     assert planned(log) == {"corpus_shard": 1, "corpus_dataset": 1, "corpus_export": 1, "corpus_all": 1}
     shard = shard_of("vidG07", 3)
-    assert set(re.findall(r"output: \S*/shard=(\d+)/part-0\.parquet", log)) == {f"{shard:05d}"}
+    assert set(re.findall(r"output: \S*/shards/shard=(\d+)\.parquet", log)) == {f"{shard:05d}"}
     run_snakemake(work, TARGET)
     assert "vidG07" in read_with_pyarrow_dataset(work / DATASET).column("video_id").to_pylist()
+    # Only that shard's rows changed. (Every partition is written again with the dataset, which is
+    # replaced as a whole: their footers record the shard files they were made from.)
     after = {s: partition(work, s).read_bytes() for s in range(3)}
-    assert [s for s in range(3) if after[s] != before[s]] == [shard]
+    assert [s for s in range(3) if pq.read_table(partition(work, s)).to_pylist()
+            != pq.read_table(pa.BufferReader(before[s])).to_pylist()] == [shard]
+    assert all(after[s] != before[s] for s in range(3))
 
 
 @pytest.mark.slow
@@ -163,7 +170,9 @@ def test_fewer_shards_leave_no_partition_of_the_former_count(tmp_path, upstream,
     make_workdir(work, upstream, {"corpus": {"name": "tiny", "dir": "corpus", "shards": 2, "single_file": True},
                                   "procedures": {"keyclip_model": None, "tuple_model": None}})
     run_snakemake(work, TARGET)
-    assert sorted(p.name for p in (work / DATASET).iterdir()) == ["_metadata", "shard=00000", "shard=00001"]
+    # (Snakemake marks a folder output with a hidden .snakemake_timestamp, which no reader sees.)
+    assert sorted(p.name for p in (work / DATASET).iterdir() if p.name != ".snakemake_timestamp") == [
+        "_metadata", "shard=00000", "shard=00001"]
     assert read_with_pyarrow_dataset(work / DATASET).to_pylist() == pq.read_table(three_shards / EXPORT).to_pylist()
     assert same_data(work / EXPORT, three_shards / EXPORT)
 
@@ -175,15 +184,22 @@ def test_a_damaged_shard_is_set_aside_and_rebuilt(tmp_path, three_shards):
     damaged = bytearray(intact)
     damaged[16] ^= 0xFF  # inside the first column chunk (the footer's end holds the provenance text)
     partition(work, 1).write_bytes(bytes(damaged))
-    proc = run_snakemake(work, "results/report/corpus/tiny.html", check=False)
+    # (A file changed inside the dataset folder does not change the folder's time: the page, built
+    # from the intact dataset by an earlier test, is made again on request.)
+    proc = run_snakemake(work, "--forcerun", "report_corpus", "results/report/corpus/tiny.html", check=False)
     assert proc.returncode != 0
     log = (work / "logs/report/report_corpus/tiny.log").read_text(encoding="utf-8")
-    assert "shard=00001/part-0.parquet" in log and "moved it aside" in log
-    assert not partition(work, 1).exists()
-    # The next run rebuilds the shard, sets the damaged file out of the dataset, and makes the page.
-    run_snakemake(work, "results/report/corpus/tiny.html")
+    assert log.splitlines()[-1].startswith("rule report_corpus: error: results/corpus/tiny/procedures/shard=00001/"
+                                           "part-0.parquet is damaged, and so is its corpus dataset (")
+    assert log.splitlines()[-1].endswith("moved results/corpus/tiny/procedures (all of it) aside to "
+                                         "results/corpus/tiny/procedures.damaged; run `snakemake` again to rebuild it")
+    # The whole dataset is set aside: no reader sees it with a part missing.
+    assert not (work / DATASET).exists()
+    assert (work / f"{DATASET}.damaged/shard=00001/part-0.parquet").read_bytes() == bytes(damaged)
+    # The next run builds the dataset again from the shards' files (no shard's job reruns), and the page.
+    proc = run_snakemake(work, "results/report/corpus/tiny.html")
+    assert "corpus_shard" not in proc.stdout + proc.stderr
     assert partition(work, 1).read_bytes() == intact
-    assert (work / "results/corpus/tiny/damaged/shard=00001-part-0.parquet.damaged").read_bytes() == bytes(damaged)
     assert read_with_pyarrow_dataset(work / DATASET).to_pylist() == pq.read_table(three_shards / EXPORT).to_pylist()
 
 
@@ -195,8 +211,73 @@ def test_a_bad_file_stops_its_shard_naming_the_file_and_line(tmp_path, upstream)
     assert proc.returncode != 0
     log = (work / f"logs/corpus/corpus_shard/tiny/{shard_of('vidB02', 3):05d}-of-3.log").read_text(encoding="utf-8")
     assert "vidB02.srt, line 10: cue 3: bad timing '00:00:0x,000 --> 00:00:12,000'" in log
-    assert not (work / DATASET / "_metadata").exists()
-    assert not partition(work, shard_of("vidB02", 3)).exists()
+    assert not (work / DATASET).exists()  # no dataset at all rather than one with a part missing
+
+
+@pytest.mark.slow
+def test_a_rerun_in_which_a_new_file_fails_leaves_the_dataset_as_it_was(tmp_path, three_shards):
+    """Issue 55: a corpus rerun in which one new file failed (a NUL byte) deleted that shard's
+    part-0.parquet and kept the old _metadata: DuckDB read part of the corpus and
+    pyarrow.dataset.parquet_dataset(_metadata) failed. The dataset is replaced as a whole or not at
+    all: it stays as it was, byte for byte, until the file is fixed."""
+    work = shutil.copytree(three_shards, tmp_path / "work", symlinks=True)
+    before = snapshot(work / DATASET)
+    rows = duckdb_rows(work / DATASET)
+    shard = shard_of("vidG07", 3)
+    (work / "corpus" / "vidG07.srt").write_text("1\n00:00:01,000 --> 00:00:02,000\nwash the \x00lettuce\n")
+    proc = run_snakemake(work, TARGET, check=False)
+    assert proc.returncode != 0
+    line = ("rule corpus_shard: error: corpus/vidG07.srt, line 3: cue 1: control character U+0000 in the text; remove it "
+            "(NUL bytes usually mean a UTF-16 file: save it as UTF-8)")
+    assert f"\n{line}\n" in proc.stdout + proc.stderr and "Traceback" not in proc.stdout + proc.stderr
+    assert (work / f"logs/corpus/corpus_shard/tiny/{shard:05d}-of-3.log").read_text().splitlines()[-1] == line
+    assert snapshot(work / DATASET) == before and duckdb_rows(work / DATASET) == rows
+    assert ds.parquet_dataset(work / DATASET / "_metadata", partitioning="hive").count_rows() == rows[0]
+    assert read_with_pyarrow_dataset(work / DATASET).to_pylist() == pq.read_table(three_shards / EXPORT).to_pylist()
+    # Fixed: the dataset is the new one, whole.
+    (work / "corpus" / "vidG07.srt").write_text("1\n00:00:01,000 --> 00:00:02,000\nwash the lettuce.\n")
+    run_snakemake(work, TARGET)
+    assert duckdb_rows(work / DATASET) == (rows[0] + 1, rows[1] + 1)
+    assert ds.parquet_dataset(work / DATASET / "_metadata", partitioning="hive").count_rows() == rows[0] + 1
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_corpus_all_is_one_line_a_job_and_leaves_the_dataset(tmp_path, three_shards):
+    """Issue 55: Ctrl-C during `snakemake corpus_all` showed a KeyboardInterrupt traceback from the
+    shard script, twice. Ctrl-C (SIGINT to Snakemake's process group, as a terminal sends it) while
+    two shard jobs run: one line each, no traceback, the dataset as it was."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    work = shutil.copytree(three_shards, tmp_path / "work", symlinks=True)
+    before = snapshot(work / DATASET)
+    added = [name for name in ("vidG07", "vidH08", "vidJ10", "vidK11", "vidL12", "vidM13")
+             if shard_of(name, 3) in (0, 1)]
+    for name in added:  # work for two shards' jobs
+        (work / "corpus" / f"{name}.txt").write_text("wash the lettuce .\nserve it .\n", encoding="utf-8")
+    logs = [work / f"logs/corpus/corpus_shard/tiny/{k:05d}-of-3.log" for k in (0, 1)]
+    for log in logs:  # the first run's: Ctrl-C comes once both jobs of this run have started
+        log.unlink()
+    command = [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--directory",
+               str(work), "-c2", TARGET]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 300
+    while not all(log.exists() and "started at" in log.read_text() for log in logs):
+        assert proc.poll() is None and time.monotonic() < deadline, "the shard jobs did not start"
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)
+    output, _ = proc.communicate(timeout=300)
+    assert proc.returncode != 0
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+    line = "rule corpus_shard: interrupted (Ctrl-C): the files it was writing were not written; run it again"
+    for log in logs:  # each job: one line, in its log and Snakemake's output
+        assert log.read_text().splitlines()[-1] == line and "Traceback" not in log.read_text()
+    assert f"\n{line}\n" in output
+    assert snapshot(work / DATASET) == before
+    assert not list((work / "results/corpus/tiny/shards").glob(".*"))  # no temporary file left
 
 
 @pytest.mark.slow

@@ -95,3 +95,35 @@ def test_user_target_end_to_end(tmp_path, tiny_upstream):
     proc = run_snakemake(workdir, "results/procedures/my soup.json", "--dry-run", check=False)
     assert proc.returncode != 0
     assert "a name must match [A-Za-z0-9][A-Za-z0-9_.-]*" in proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("files, target, message", [
+    ({"my soup.vtt": SOUP_VTT}, "results/procedures/my soup.json",
+     "procedures for 'my soup': a name must match [A-Za-z0-9][A-Za-z0-9_.-]* (a letter or digit, then letters, digits, "
+     "'_', '.' or '-'); rename the file in data/user and ask for results/procedures/<name>.json"),
+    ({"soup.vtt": SOUP_VTT, "soup.srt": "1\n00:00:01,000 --> 00:00:02,000\nchop it.\n"}, "results/procedures/soup.json",
+     "procedures for 'soup': expected exactly one subtitle or transcript file of data/user/soup.vtt, "
+     "data/user/soup.srt, data/user/soup.txt; found data/user/soup.vtt, data/user/soup.srt; keep one"),
+    ({}, "results/procedures/nothing.json",
+     "procedures for 'nothing': expected exactly one subtitle or transcript file of data/user/nothing.vtt, "
+     "data/user/nothing.srt, data/user/nothing.txt; found none"),
+    ({}, "corpus_all", "corpus: missing-corpus: the corpus folder does not exist"),
+])
+def test_a_target_without_its_one_source_is_one_line_without_a_traceback(tmp_path, tiny_upstream, files, target,
+                                                                         message):
+    """Issue 55: results/procedures/<name>.json for a bad name, a name with both .srt and .vtt, or a
+    missing source (and a missing corpus folder) stopped Snakemake with InputFunctionException and a
+    traceback of rules/common.smk. Now one line, as it builds the DAG, run or dry run."""
+    workdir = make_workdir(tmp_path / "run", tiny_upstream, {"corpus": {"dir": "missing-corpus"}})
+    user = workdir / "data" / "user"
+    user.mkdir(parents=True)
+    for name, text in files.items():
+        (user / name).write_text(text, encoding="utf-8")
+    for args in (["--dry-run"], []):
+        proc = run_snakemake(workdir, *args, target, check=False)
+        output = proc.stdout + proc.stderr
+        assert proc.returncode == 1, output
+        assert f"\n{message}" in output, output
+        assert "Traceback" not in output and "Exception" not in output and 'File "' not in output, output
+    assert not (workdir / "results" / "procedures").exists() and not list((workdir / ".snakemake" / "locks").glob("*"))

@@ -270,6 +270,26 @@ def test_bad_user_system_files_fail_one_job_listing_them_and_the_rest_runs(tmp_p
     assert "user-dup" in dry.stdout  # dup's one file left is now a system of its own
 
 
+def test_valid_user_systems_are_scored_before_the_check_of_a_bad_one_stops_the_run(tmp_path, tiny_upstream):
+    """Issue 55: docs/methods.md said valid user systems are still scored when another has a bad
+    name; without --keep-going the check's failure stopped the run first, and table4.md had no row
+    for the valid one. The check now runs once Tables 4 and 5 are written."""
+    workdir = make_workdir(tmp_path / "run", tiny_upstream, UPSTREAM_SYSTEMS_ONLY)
+    gold_user_systems(workdir)
+    systems = workdir / "data" / "systems"
+    (systems / "my sys.keyclips.jsonl").write_text((systems / "allkey.keyclips.jsonl").read_text())
+    proc = run_snakemake(workdir, "results/table4.md", "results/table5.md", "results/systems/user-systems.tsv",
+                         check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "rule check_user_systems: error: data/systems: 1 problem(s)" in output
+    assert "Traceback" not in output
+    assert "| user-allkey |" in (workdir / "results/table4.md").read_text()
+    assert "| user-oracle |" in (workdir / "results/table5.md").read_text()
+    assert [r["system"] for r in read_csv(workdir / "results/table4.csv")] == [
+        "upstream-neural", "upstream-srl-heur", "user-allkey"]
+    assert not (workdir / "results/systems/user-systems.tsv").exists()
+
+
 def test_a_swapped_intermediate_without_digests_is_moved_aside_and_rebuilt(tmp_path, tiny_upstream):
     """Issue 37: a valid Parquet of the right schema, its digests removed and is_key flipped, put
     over a workflow output. The next job that reads it fails naming it and moves it aside (never a

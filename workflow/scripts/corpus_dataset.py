@@ -1,13 +1,10 @@
-"""The corpus's shards -> the dataset's _metadata (their footers and a manifest; no row is read)."""
-import os
-
-from cookproc.app.corpus import tidy_dataset, write_dataset_metadata
+"""The corpus's shard files -> the dataset (a partition each and _metadata), replacing the old one as a whole."""
+from cookproc.app.corpus import build_dataset
 from cookproc.core.logs import script_logging
 
 with script_logging(snakemake) as log:
-    dataset = os.path.dirname(snakemake.output.metadata)
-    for change in tidy_dataset(dataset, snakemake.params.shards, snakemake.params.damaged):
+    manifest, done = build_dataset(list(snakemake.input.shards), snakemake.output.dataset, snakemake.params.damaged)
+    for change in done:
         log.info("%s", change)
-    manifest = write_dataset_metadata(dataset, snakemake.params.shards)
-    log.info("wrote %s: %d shards, %d clips", snakemake.output.metadata, manifest["shards"],
+    log.info("wrote %s: %d shards, %d clips", snakemake.output.dataset, manifest["shards"],
              sum(p["rows"] for p in manifest["partitions"]))

@@ -369,3 +369,52 @@ def test_rolling_caption_removal_is_reported_on_stderr_and_strict_refuses_it(inp
                                   f"repeat the previous cue's last words): would remove {repeated} repeated words"), \
         proc.stderr
     assert not (inputs / "strict.md").exists()
+
+
+# ----------------------------------------------------------------------------- issue 55
+@pytest.mark.parametrize("output, message", [
+    # Root may write into /proc as far as permissions go; the file system takes no new file there.
+    ("/proc/x.md", "/proc/x.md: cannot write it: /proc takes no new files (a special file system such as /proc or "
+                   "/sys?): write somewhere else [ENOENT]"),
+    ("/proc/self/x.md", "/proc/self/x.md: cannot write into the folder '/proc/self': no permission"),
+    ("/dev/null/x.md", "/dev/null/x.md: '/dev/null' is not a folder"),
+    ("x" * 300 + ".md", "x" * 300 + ".md: cannot write it: its name is too long for the file system: give a shorter "
+                        "one [ENAMETOOLONG]"),
+])
+def test_an_output_that_cannot_be_created_is_refused_before_any_work(inputs, monkeypatch, capsys, no_extraction,
+                                                                     output, message):
+    """Issue 55: `-o /proc/x.md` as root ran the whole extraction, then said "the folder /proc does
+    not exist". The output is created (and removed) before the work, and the message says why."""
+    import os
+
+    from cookproc.app.cli import main
+
+    monkeypatch.chdir(inputs)
+    if os.geteuid() != 0 and output.startswith("/proc"):
+        pytest.skip("a user other than root is refused /proc by its permissions, before this check")
+    before = sorted(p.name for p in inputs.iterdir())
+    assert main(["extract", "soup.vtt", "--lexicon", "cooking.lst", "--keyclips", "none", "-o", output]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"cookproc extract: error: {message}") and err.count("\n") == 1, err
+    assert sorted(p.name for p in inputs.iterdir()) == before  # no temporary file left
+
+
+@pytest.mark.parametrize("command", ["extract", "inspect"])
+def test_ctrl_c_is_one_line_and_leaves_no_output(inputs, monkeypatch, capsys, command):
+    """Issue 55: Ctrl-C ends the command with one line (exit status 130), no traceback, no output."""
+    import cookproc.app.inspection
+    import cookproc.app.procedures
+    from cookproc.app.cli import main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cookproc.app.procedures, "extract_procedure", interrupted)
+    monkeypatch.setattr(cookproc.app.inspection, "inspect_file", interrupted)
+    monkeypatch.chdir(inputs)
+    args = (["extract", "soup.vtt", "--lexicon", "cooking.lst", "--keyclips", "none", "-o", "soup.md"]
+            if command == "extract" else ["inspect", "any.parquet"])
+    assert main(args) == 130
+    assert capsys.readouterr().err == (f"cookproc {command}: interrupted (Ctrl-C): the files it was writing were not "
+                                       "written; run it again\n")
+    assert sorted(p.name for p in inputs.iterdir()) == ["cooking.lst", "soup.vtt"]

@@ -378,3 +378,37 @@ def test_video_info(tmp_path):
     (tmp_path / "bad.mp4").write_bytes(b"not a video")
     with pytest.raises(ValueError, match=r"bad\.mp4: cannot read the video"):
         video_info(tmp_path / "bad.mp4")
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"step_model": "s", "keyclip_model": "k"}, "procedures.step_model and procedures.keyclip_model both decide"),
+    ({"tuple_model": "t", "keyclip_model": None, "step_model": None}, "procedures.tuple_model gives verbs"),
+    ({"srl_backend": "tagger", "tagger_model": None, "keyclip_model": None, "tuple_model": None, "step_model": None},
+     "procedures.srl_backend is 'tagger' but procedures.tagger_model is not set"),
+])
+def test_settings_that_contradict_each_other_end_a_job_in_one_line(tmp_path, capsys, settings, message):
+    """Issue 55 (no traceback for bad input, across the project): config settings the schema accepts
+    one by one but not together are a ConfigError, so a job (procedures_extract, corpus_shard) ends
+    with one line, not a traceback."""
+    from snakemake.iocontainers import Namedlist
+
+    from cookproc.app.procedures import ProcedureSettings, load_extractor
+    from cookproc.core.config_schema import validate_config
+    from cookproc.core.errors import ConfigError
+    from cookproc.core.logs import script_logging
+
+    section = {**validate_config({})["procedures"], **settings}
+
+    class Job:
+        rule = "procedures_extract"
+        log, input, output = Namedlist([str(tmp_path / "job.log")]), Namedlist(fromdict={}), Namedlist([])
+        params, wildcards, config = Namedlist(fromdict={}), Namedlist(fromdict={}), {}
+
+    with pytest.raises(ConfigError, match=message):
+        load_extractor(ProcedureSettings.from_config(section), frozenset(LEXICON))
+    with pytest.raises(SystemExit) as exit_, script_logging(Job()):
+        load_extractor(ProcedureSettings.from_config(section), frozenset(LEXICON))
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"rule procedures_extract: error: {message}") and err.count("\n") == 1, err
+    assert "Traceback" not in (tmp_path / "job.log").read_text()

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from cookproc.core.errors import InputError
-from cookproc.app.caption_text import clean_text
+from cookproc.app.caption_text import MARKUP_TAGS, clean_text
 from cookproc.app.clips import Clip, cut_long_sentence, segment, split_sentences
 from cookproc.app.cues import Cue, SubtitleError, format_time, read_subtitle_cues, read_transcript
 from cookproc.app.rolling_captions import RollingEvidence, remove_rolling_repeats, rolling_evidence
@@ -708,3 +708,45 @@ def test_a_long_line_is_cut_at_sentence_ends_before_spaces():
     assert warnings == ["x.txt, line 4: a line of 51 characters, over the limit of 20 (procedures.max_sentence_chars): "
                         "cut into its 3 sentences, and 1 of them still over the limit at spaces: 4 clips"]
     assert [c.start_s for c in clips] == sorted(c.start_s for c in clips) and clips[-1].end_s == 10.0
+
+
+# ----------------------------------------------------------------------------- issue 55: words in angle brackets kept
+@pytest.mark.parametrize("text, cleaned", [
+    # The issue's cues: a tag's name followed by words is text, not a tag with an annotation.
+    ("Add salt <i think> to the pot.", "Add salt <i think> to the pot."),
+    ("Stir the a<b and c>d sauce.", "Stir the a<b and c>d sauce."),
+    # Variants: other tag names of the closed set, classes before the words, an unopened closing tag.
+    ("Pour <u see> the milk.", "Pour <u see> the milk."),
+    ("Cook it <span class thing> slowly.", "Cook it <span class thing> slowly."),
+    ("Heat <c.yellow the> oil.", "Heat <c.yellow the> oil."),
+    ("Fold in <s and t> the flour.", "Fold in <s and t> the flour."),
+    ("Keep it </b and c> warm.", "Keep it </b and c> warm."),
+    ("Add salt <i think> to the pot</i>.", "Add salt <i think> to the pot."),
+    # A ruby annotation outside a <ruby> element is no reading: nothing after it is dropped.
+    ("Add the <rt> and stir well.", "Add the and stir well."),
+    ("Stir the a<rt and c>d sauce.", "Stir the a<rt and c>d sauce."),
+    ("Then <rp>add</rp> the rest.", "Then add the rest."),
+    # Real markup still goes: a voice's speaker, a language tag, attributes, self-closing breaks.
+    ("<v Roger Bingham>Chop the onions.</v>", "Chop the onions."),
+    ("<lang en-GB>Chop</lang> the onions.", "Chop the onions."),
+    ('<i class="x">Chop</i> the <b >onions</b>.', "Chop the onions."),
+    ("a<br />b", "a b"),
+    ("<ruby class=r>Mix<rt>mikkusu</rt></ruby> well.", "Mix well."),
+])
+def test_words_in_angle_brackets_that_start_like_a_tag_are_kept(text, cleaned):
+    """Issue 55: `Add salt <i think> to the pot.` became "Add salt to the pot." and `a<b and c>d`
+    became "ad", without a warning: a known tag name followed by words was taken for a tag with an
+    annotation. Only a voice (its speaker) and a language tag carry an annotation that is markup."""
+    assert clean_text(text) == cleaned
+
+
+@pytest.mark.parametrize("name", sorted(MARKUP_TAGS - {"v", "lang"}))
+def test_no_tag_name_followed_by_words_loses_a_word(tmp_path, name):
+    """Every tag of the closed set, opened or closed, followed by words: each word of the cue reaches
+    the clips (issue 55's cases, for every tag name)."""
+    words = ["Add", "salt", f"<{name}", "think>", "to", "the", "pot", f"</{name}", "now>", "please."]
+    cue = " ".join(words)
+    assert clean_text(cue).split() == words
+    reading = read_subtitles(srt_file(tmp_path, [(0.0, 3.0, cue), (3.0, 6.0, "Stir it.")]))
+    assert [w for c in reading.clips for w in c.sentence.split()] == words + ["Stir", "it."]
+    assert reading.checks["warnings"] == []

@@ -203,7 +203,7 @@ def test_when_it_cannot_be_moved_the_message_gives_the_forcerun_command(tmp_path
     written(path)
     path.write_bytes(path.read_bytes()[:100])
 
-    def refuse(*args):
+    def refuse(*args, **kwargs):
         raise PermissionError("read-only")
     monkeypatch.setattr(integrity.os, "link", refuse)
     monkeypatch.setattr(integrity.os, "rename", refuse)

@@ -97,3 +97,72 @@ def test_iterate_steps_once_per_item_and_an_open_total_has_no_eta(caplog, clock)
                                            (3600, "1h00m"), (7384, "2h03m"), (-3, "0s")])
 def test_format_duration(seconds, text):
     assert format_duration(seconds) == text
+
+
+# ----------------------------------------------------------------------------- issue 55: Ctrl-C in one line
+JOB_SCRIPT = '''
+import os, signal, sys, time
+from pathlib import Path
+if sys.argv[1] == "imports":  # Ctrl-C while the script imports its library, before script_logging
+    from cookproc.core.logs import script_logging
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(5)
+from cookproc.core.logs import script_logging
+from cookproc.core.parquet_io import atomic_output
+from snakemake.iocontainers import Namedlist
+
+class Job:
+    rule = "corpus_shard"
+    log, input, output = Namedlist(["job.log"]), Namedlist(fromdict={}), Namedlist(fromdict={"clips": "out.parquet"})
+    params, wildcards, config = Namedlist(fromdict={}), Namedlist(fromdict={}), {}
+
+with script_logging(Job()) as log:
+    with atomic_output("out.parquet") as tmp:
+        Path(tmp).write_bytes(b"half")
+        print("writing", flush=True)
+        time.sleep(60)  # SIGINT arrives here
+'''
+
+
+def run_job_script(tmp_path, when):
+    """A workflow script (workflow/scripts/demo_job.py) stopped by Ctrl-C (SIGINT, as the terminal
+    sends it to Snakemake's jobs), ``when``: "imports" or "work" (inside script_logging)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from fixtures import REPO
+
+    script = tmp_path / "workflow" / "scripts" / "demo_job.py"
+    script.parent.mkdir(parents=True)
+    script.write_text(JOB_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "workflow")}
+    proc = subprocess.Popen([sys.executable, str(script), when], cwd=tmp_path, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if when == "work":
+        assert proc.stdout.readline() == "writing\n"
+        os.kill(proc.pid, signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize("when", ["imports", "work"])
+def test_ctrl_c_ends_a_job_with_one_line_and_no_traceback(tmp_path, when):
+    """Issue 55: Ctrl-C during `snakemake corpus_all` showed a KeyboardInterrupt traceback from the
+    shard script (twice: one per running job). Now one line, in the job's log too once it has one,
+    and no output half-written."""
+    returncode, _, err = run_job_script(tmp_path, when)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert returncode in (130, -2)  # -2: killed by SIGINT, as Python ends after an uncaught Ctrl-C
+    if when == "imports":
+        assert err == "demo_job.py: interrupted (Ctrl-C): the files it was writing were not written; run it again\n"
+    else:
+        line = "rule corpus_shard: interrupted (Ctrl-C): the files it was writing were not written; run it again"
+        assert err == line + "\n" and returncode == 130
+        log = (tmp_path / "job.log").read_text(encoding="utf-8")
+        assert log.splitlines()[-1] == line and "Traceback" not in log
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["job.log", "workflow"]  # no out.parquet, no temporary file

@@ -321,3 +321,176 @@ def test_an_expected_error_in_a_job_is_one_line_and_exit_1_a_bug_keeps_its_trace
         with script_logging(job):
             1 / 0
     assert "Traceback" in log.read_text() and "ZeroDivisionError" in log.read_text()
+
+
+# ----------------------------------------------------------------------------- issue 55: one verdict per file
+def tuples(n=4, verb="stir"):
+    from cookproc.core.schemas import TUPLES
+
+    rows = [{"system": "demo", "video_id": f"v{i}", "clip_idx": i, "verbs": [verb], "args": ["pot"]} for i in range(n)]
+    return pa.Table.from_pylist(rows, schema=TUPLES)
+
+
+def two_output_job(run_dir, outputs, tables, schema):
+    """A job of one rule with several outputs of one schema (as video_tuples_paper writes the visual,
+    naive and oracle fusion tuples), each written where the job writes it."""
+    job = Job([str(run_dir / "fusion.log")], {}, {"code": "a" * 32}, {"source": "upstream"}, rule="video_tuples_paper",
+              outputs=outputs)
+    with script_logging(job):
+        for out, table in zip(outputs, tables):
+            write_parquet(table, out, schema)
+    return [Path(out) for out in outputs]
+
+
+def verdicts(path):
+    """(what `cookproc inspect` says, what a job reading it says): the status, and the reader's
+    error or "read" (a job reads a file under results/tuples/ as TUPLES, as table5 does, others as
+    KEYCLIPS); the file is put back after the reader moved it aside."""
+    from cookproc.core.errors import IntermediateError
+    from cookproc.core.parquet_io import read_parquet
+    from cookproc.core.schemas import TUPLES
+
+    from cookproc.core.parquet_io import column_names
+
+    report = inspection.inspect_file(path)
+    link = path.is_symlink()
+    target = Path(path.readlink()) if link else None
+    saved = None if link else path.read_bytes()
+    says = []
+    for reader in (column_names, lambda p: read_parquet(p, TUPLES if p.parent.name == "tuples" else KEYCLIPS)):
+        try:
+            reader(path)
+            says.append("read")
+        except IntermediateError as exc:
+            says.append(str(exc))
+        if not path.exists() and not path.is_symlink():
+            for aside in path.parent.glob(path.name + ".damaged*"):
+                aside.unlink()
+            path.symlink_to(target) if link else path.write_bytes(saved)
+    # A job that looks at the columns first (cookproc.learn.inputs) refuses what a reader refuses.
+    assert (says[0] == "read") == (says[1] == "read") or "not the schema" in says[1], says
+    return report["status"], says[1]
+
+
+def test_two_outputs_of_one_job_swapped_are_refused_by_its_readers_and_by_inspect(run_dir, capsys):
+    """Issue 55: `cp results/tuples/fusion-naive-upstream-paper.parquet
+    results/tuples/fusion-oracle-upstream-paper.parquet` was accepted: the place check took any
+    output of the job that wrote the file. Only the path it was written as is accepted now."""
+    import shutil
+
+    from cookproc.core.errors import IntermediateError
+    from cookproc.core.parquet_io import read_parquet
+    from cookproc.core.schemas import TUPLES
+
+    outputs = ["results/tuples/visual-upstream-paper.parquet", "results/tuples/fusion-naive-upstream-paper.parquet",
+               "results/tuples/fusion-oracle-upstream-paper.parquet"]
+    visual, naive, oracle = two_output_job(run_dir, outputs, [tuples(verb=v) for v in ("cut", "add", "stir")], TUPLES)
+    assert [stored(p)["written_as"] for p in (visual, naive, oracle)] == outputs
+    for path in (visual, naive, oracle):  # each at its own path: read, and current
+        assert verdicts(path) == ("current", "read")
+    shutil.copyfile(naive, oracle)
+    copied = oracle.read_bytes()
+    job = ('rule video_tuples_paper {"source":"upstream"}')
+    assert cli_main(["inspect", str(oracle)]) == 1
+    assert (f"status     misplaced: written as {outputs[1]} by {job}, not as {outputs[2]}: a rule reading it refuses it "
+            "and moves it aside") in capsys.readouterr().out
+    with pytest.raises(IntermediateError) as caught:
+        read_parquet(oracle, TUPLES)
+    assert str(caught.value) == (f"{outputs[2]} is not the file its rule wrote for this path (written as {outputs[1]} by "
+                                 f"{job}): moved it aside to {outputs[2]}.damaged; run `snakemake` again to rebuild it")
+    assert not oracle.exists() and Path(f"{outputs[2]}.damaged").read_bytes() == copied
+    # Swapped both ways (mv a b; mv c a), and a hard link of another output: refused alike.
+    two_output_job(run_dir, outputs, [tuples(verb=v) for v in ("cut", "add", "stir")], TUPLES)
+    shutil.move(naive, "swap.parquet")
+    shutil.move(oracle, naive)
+    shutil.move("swap.parquet", oracle)
+    for path, other in ((naive, outputs[2]), (oracle, outputs[1])):
+        status, job_says = verdicts(path)
+        assert status == "misplaced" and f"(written as {other} by rule video_tuples_paper" in job_says
+    visual.unlink()
+    visual.hardlink_to(naive)
+    assert verdicts(visual)[0] == "misplaced" and f"(written as {outputs[2]} by" in verdicts(visual)[1]
+    # Misplaced and damaged too: refused by both, inspect without a traceback.
+    visual.unlink()
+    data = bytearray(naive.read_bytes())
+    data[16] ^= 0xFF  # inside the first column chunk: the footer, and so the place check, intact
+    visual.write_bytes(bytes(data))
+    assert cli_main(["inspect", str(visual)]) == 1
+    out = capsys.readouterr()
+    assert "damaged: written as results/tuples/fusion-oracle-upstream-paper.parquet" in out.out
+    assert "Traceback" not in out.out + out.err
+
+
+def test_inspect_and_a_reading_job_give_one_verdict(run_dir):
+    """Issue 55: `cookproc inspect` said "current" on a symbolic link to another output (the workflow
+    refused it) and "contract KEYCLIPS ... status current" on a key-clip file copied to a tuple path
+    of the same job (the workflow refused it as of the wrong schema). Both now make the one check of
+    cookproc.core.parquet_io.verify: on each file below, inspect's status is "misplaced" or
+    "damaged" exactly when a job reading the file refuses it."""
+    import shutil
+
+    from cookproc.core.schemas import TUPLES
+
+    keyclips_out, tuples_out = "results/keyclips/srl-noheur-spacy.parquet", "results/tuples/srl-noheur-spacy.parquet"
+    job = Job([str(run_dir / "srl.log")], {}, {"code": "b" * 32}, {"srl_backend": "spacy"}, rule="srl_systems_noheur",
+              outputs=[keyclips_out, tuples_out])
+    with script_logging(job):
+        write_parquet(keyclips(), keyclips_out, KEYCLIPS)
+        write_parquet(tuples(), tuples_out, TUPLES)
+    other, own = two_output_job(run_dir, ["results/tuples/fusion-naive-upstream-paper.parquet",
+                                          "results/tuples/visual-upstream-paper.parquet"],
+                                [tuples(verb="add"), tuples(verb="cut")], TUPLES)
+    outside = run_dir / "elsewhere"
+    outside.mkdir()
+    shutil.copyfile(other, outside / "copy.parquet")
+    cases = {}
+    # The issue's two: a symbolic link to another output, a key-clip file copied to the tuple path.
+    Path("results/tuples/link.parquet").symlink_to("fusion-naive-upstream-paper.parquet")
+    cases["link"] = Path("results/tuples/link.parquet")
+    shutil.copyfile(keyclips_out, "results/tuples/keyclips-copy.parquet")
+    cases["keyclips-copy"] = Path("results/tuples/keyclips-copy.parquet")
+    shutil.copyfile(keyclips_out, tuples_out)
+    cases["keyclips-over-tuples"] = Path(tuples_out)
+    # Variants: a link by an absolute path, a link out of results/ to a copy, a link to its own file.
+    Path("results/tuples/abs-link.parquet").symlink_to(other.resolve())
+    cases["abs-link"] = Path("results/tuples/abs-link.parquet")
+    Path("results/tuples/out-link.parquet").symlink_to(outside / "copy.parquet")
+    cases["out-link"] = Path("results/tuples/out-link.parquet")
+    (outside / "own.parquet").write_bytes(own.read_bytes())
+    own.unlink()
+    own.symlink_to(outside / "own.parquet")  # the file written for this path, kept elsewhere: accepted
+    cases["own-link"] = own
+    cases["own"] = Path(keyclips_out)
+    seen = {}
+    for name, path in cases.items():
+        status, job_says = verdicts(path)
+        assert (status in ("misplaced", "damaged")) == (job_says != "read"), (name, status, job_says)
+        seen[name] = status
+        # Given with an absolute path, inspect says the same.
+        assert inspection.inspect_file(run_dir / path)["status"] == status, name
+    assert seen == {"link": "misplaced", "keyclips-copy": "misplaced", "keyclips-over-tuples": "misplaced",
+                    "abs-link": "misplaced", "out-link": "misplaced", "own-link": "current", "own": "current"}
+
+
+def test_a_file_built_in_a_folder_is_written_as_its_place_in_the_folder(run_dir):
+    """A model folder is built beside its place and renamed into it: each Parquet file records the
+    path it has once renamed, so that two files of one folder swapped are refused like two outputs."""
+    import shutil
+
+    from cookproc.core.errors import IntermediateError
+    from cookproc.core.model_folders import building_folder
+    from cookproc.core.parquet_io import read_table
+
+    folder = Path("results/models/demo")
+    job = Job([str(run_dir / "deploy.log")], {}, {"code": "c" * 32}, rule="deploy_demo", outputs=[str(folder)])
+    for _ in range(2):  # built, then built again over the first
+        with script_logging(job), building_folder(folder) as tmp:
+            write_parquet(keyclips(), tmp / "a.parquet", KEYCLIPS)
+            write_parquet(keyclips(3), tmp / "sub" / "b.parquet", KEYCLIPS)
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["demo"]
+    assert stored(folder / "a.parquet")["written_as"] == "results/models/demo/a.parquet"
+    assert stored(folder / "sub/b.parquet")["written_as"] == "results/models/demo/sub/b.parquet"
+    assert read_table(folder / "a.parquet").num_rows == 4
+    shutil.copyfile(folder / "sub/b.parquet", folder / "a.parquet")
+    with pytest.raises(IntermediateError, match=r"written as results/models/demo/sub/b\.parquet by rule deploy_demo"):
+        read_table(folder / "a.parquet")

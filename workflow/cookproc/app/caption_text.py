@@ -1,8 +1,11 @@
 """Cue text cleaned: HTML entities decoded first, then markup removed: the tags of
 :data:`MARKUP_TAGS` only (WebVTT's ``<c.color>``, ``<v Bob>``, ``<i>``, karaoke timestamps; SRT's
 ``<font color=...>``; a few HTML tags; any tag with attributes), so ``Add salt <and> pepper`` keeps
-its ``<and>``; a ruby
-annotation keeps its base text only (``<ruby>Mix<rt>mikkusu</rt></ruby>`` -> ``Mix``); ASS
+its ``<and>``. A tag's name followed by words is text too (``Add salt <i think> to the pot``,
+``a<b and c>d``): only a voice (``<v Bob>``: its speaker) and a language tag (``<lang en>``) carry an
+annotation that is markup (:func:`is_markup_tag`), so no word of a cue is ever dropped as a tag's. A
+ruby annotation keeps its base text only (``<ruby>Mix<rt>mikkusu</rt></ruby>`` -> ``Mix``), inside a
+``<ruby>`` element only: elsewhere ``<rt>`` is a tag and its words stay; ASS
 overrides ``{\\an8}``. Invisible characters are taken out of words (:data:`INVISIBLE`: a zero-width
 space becomes a space, the others, bidi marks, embeddings and isolates among them, are removed), so
 ``Stir\u200b the sauce`` reads ``Stir the sauce`` and nothing invisible reaches the arguments or the
@@ -20,11 +23,12 @@ from __future__ import annotations
 import html
 import re
 
-#: The tags removed as markup (names, any case; with their classes, annotation and closing tag):
+#: The tags removed as markup (names, any case; with their classes, attributes and closing tag):
 #: WebVTT's (c, i, b, u, v, lang, ruby, rt), those SRT players render (font, s) and the HTML tags
 #: converted subtitles carry (br, span, em, strong, sub, sup, p, div, strike, tt, rp, script, style).
 #: A closed set: any other word in angle brackets (``<and>``, ``<stew>``) is text, unless the tag has
-#: HTML attributes (``<img src=x>``), which no one writes as text.
+#: HTML attributes (``<img src=x>``), which no one writes as text; and one of these names followed
+#: by words (``<i think>``) is text too, but for a voice's speaker and a language tag (:func:`is_markup_tag`).
 MARKUP_TAGS = frozenset({"c", "i", "b", "u", "v", "lang", "ruby", "rt", "rp", "font", "s", "br", "span", "em",
                          "strong", "sub", "sup", "p", "div", "strike", "tt", "script", "style"})
 # A tag: its name, then WebVTT classes (.yellow), then an annotation or attributes (" Bob",
@@ -32,10 +36,13 @@ MARKUP_TAGS = frozenset({"c", "i", "b", "u", "v", "lang", "ruby", "rt", "rp", "f
 _TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)(?:\.[\w-]+)*(\s[^<>]*)?/?>|<\d{1,2}(?::\d{2}){1,2}\.\d{3}>")
 # An HTML attribute (src=x, href="..."): a tag that has one is markup whatever its name (<img ...>).
 _ATTRIBUTE = re.compile(r"\s[A-Za-z_:][\w:.-]*\s*=")
-# A ruby annotation (the reading shown above the base text) and its fallback parentheses: dropped
-# with their content. WebVTT lets </rt> be left out before </ruby>.
-_RUBY_TEXT = re.compile(r"<(rt|rp)(?:\.[\w-]+)*(?:\s[^<>]*)?>.*?(?:</\1\s*>|(?=</ruby\s*>)|$)",
-                        re.IGNORECASE | re.DOTALL)
+# A language tag (BCP 47 in its common shapes: en, en-GB, zh-Hant-TW), the annotation of <lang ...>.
+_LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8})*")
+# A ruby element (its base text and annotations), up to its end tag or the end of the cue text, and
+# inside it a ruby annotation (the reading shown above the base text) or its fallback parentheses:
+# dropped with their content. WebVTT lets </rt> be left out before </ruby>.
+_RUBY = re.compile(r"(<ruby(?:\.[\w-]+)*(\s[^<>]*)?>)(.*?)(</ruby\s*>|$)", re.IGNORECASE | re.DOTALL)
+_RUBY_TEXT = re.compile(r"<(rt|rp)(?:\.[\w-]+)*(\s[^<>]*)?>.*?(?:</\1\s*>|$)", re.IGNORECASE | re.DOTALL)
 #: Invisible characters taken out of words: the zero-width space (U+200B, a word break: it becomes
 #: a space) and those removed: zero-width (non-)joiners and the word joiner, the byte-order mark,
 #: the soft hyphen, the Mongolian vowel separator, the invisible math operators, bidi marks
@@ -89,20 +96,62 @@ def _drop_sound_description(match: re.Match) -> str:
     return " " if is_sound_description(content) else match.group(0)
 
 
+def _annotation(rest: str | None) -> str:
+    """What follows a tag's name and classes, without the self-closing slash: "" for a bare tag."""
+    return (rest or "").strip().removesuffix("/").strip()
+
+
+def is_markup_tag(name: str, rest: str | None, closing: bool = False, attributed: frozenset = frozenset()) -> bool:
+    """Whether a tag (its ``name``, then ``rest``: what follows the name and classes) is markup.
+    A bare tag (``<i>``, ``<c.yellow>``, ``</b>``, ``<br/>``) is when its name is one of
+    :data:`MARKUP_TAGS` or of the ``attributed`` tags (the names of tags with attributes elsewhere in
+    the text, whose closing tags go with them); a tag with HTML attributes (``<img src=x>``) always
+    is. A tag whose name is followed by words is text (``<i think>``, ``<b and c>``), unless it is a
+    voice, whose annotation is its speaker (``<v Roger Bingham>``), or a language tag (``<lang en>``)."""
+    name, annotation = name.lower(), _annotation(rest)
+    if not annotation:
+        return name in MARKUP_TAGS or name in attributed
+    if closing:
+        return False
+    if _ATTRIBUTE.match(" " + annotation):
+        return True
+    return name == "v" or (name == "lang" and _LANGUAGE_TAG.fullmatch(annotation) is not None)
+
+
+def _is_markup(match: re.Match, attributed: frozenset = frozenset()) -> bool:
+    """Whether a match of :data:`_TAG` is markup (a karaoke timestamp always is)."""
+    if not match.group(1):
+        return True
+    return is_markup_tag(match.group(1), match.group(2), match.group(0).startswith("</"), attributed)
+
+
 def remove_markup(text: str) -> str:
-    """``text`` without its markup tags: those of :data:`MARKUP_TAGS`, karaoke timestamps, and tags
-    with HTML attributes with their closing tags (``<a href=x>``, ``</a>``); other text in angle
-    brackets stays."""
-    attributed = {m.group(1).lower() for m in _TAG.finditer(text)
-                  if m.group(1) and _ATTRIBUTE.match(m.group(2) or "")}
+    """``text`` without its markup tags (:func:`is_markup_tag`): those of :data:`MARKUP_TAGS`, karaoke
+    timestamps, and tags with HTML attributes with their closing tags (``<a href=x>``, ``</a>``);
+    other text in angle brackets stays, a tag's name followed by words (``<i think>``) included."""
+    attributed = frozenset(m.group(1).lower() for m in _TAG.finditer(text)
+                           if m.group(1) and _ATTRIBUTE.match(" " + _annotation(m.group(2))))
 
     def replace(match: re.Match) -> str:
-        name = (match.group(1) or "").lower()
-        if name == "br":  # a line break: the words on either side stay apart
-            return " "
-        return "" if not name or name in MARKUP_TAGS or name in attributed else match.group(0)
+        if not _is_markup(match, attributed):
+            return match.group(0)
+        # A line break: the words on either side stay apart.
+        return " " if (match.group(1) or "").lower() == "br" else ""
 
     return _TAG.sub(replace, text)
+
+
+def remove_ruby_text(text: str) -> str:
+    """``text`` without the annotations of its ruby elements (``<rt>``, ``<rp>`` and their content,
+    inside ``<ruby>``); the base text and the ruby tags stay (markup, for :func:`remove_markup`). An
+    ``<rt>`` outside a ruby element, or a tag followed by words, is left as it is."""
+    def annotations(match: re.Match) -> str:
+        if not is_markup_tag("ruby", match.group(2)):
+            return match.group(1) + remove_ruby_text(match.group(3)) + match.group(4)
+        inner = _RUBY_TEXT.sub(lambda m: "" if is_markup_tag(m.group(1), m.group(2)) else m.group(0), match.group(3))
+        return match.group(1) + inner + match.group(4)
+
+    return _RUBY.sub(annotations, text)
 
 
 def remove_invisible(text: str) -> str:
@@ -114,7 +163,7 @@ def clean_text(text: str, *, drop_sound_tags: bool = True) -> str:
     """Cue text without entities, markup, invisible characters, sound descriptions and line breaks."""
     # Entities first: an encoded tag (&lt;i&gt;) is markup as well, never text that turns into a tag later.
     text = remove_invisible(html.unescape(text))
-    text = _ASS_OVERRIDE.sub("", remove_markup(_RUBY_TEXT.sub("", text)))
+    text = _ASS_OVERRIDE.sub("", remove_markup(remove_ruby_text(text)))
     if drop_sound_tags:
         text = _BRACKET.sub(_drop_sound_description, _MUSIC_NOTES.sub(" ", text))
     # A leading "- " marks a speaker change in multi-line cues; it is not part of the sentence.

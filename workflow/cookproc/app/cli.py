@@ -33,7 +33,9 @@ EXIT_BAD_INPUT = 1
 def load_config(path: str | None) -> tuple[dict, Path]:
     """The workflow config (validated, defaults filled) and the folder its relative paths start from.
     A bad file or value is an error of a line naming the file, the line and the key."""
-    from cookproc.core.config_schema import ConfigError, error_source, load_config_file, validate_config
+    from cookproc.core.config_files import error_source, load_config_file
+    from cookproc.core.config_schema import validate_config
+    from cookproc.core.errors import ConfigError
 
     if path is None:
         return validate_config({}), CHECKOUT
@@ -184,18 +186,26 @@ def extract(args: argparse.Namespace) -> None:
 
 
 def check_output_folder(output: str) -> None:
-    """The output's folder exists, is a folder and takes new files; the output is no folder. Checked
-    before any work, and never created: a mistyped folder is a mistake to report, not a place to
+    """The output's folder exists, is a folder and takes new files (a file is created there and
+    removed, as the atomic writer will); the output is no folder. Checked before any work, and never
+    created: a mistyped folder is a mistake to report, not a place to
     make (the workflow's rules get their folders from Snakemake)."""
     folder = Path(output).parent
     if not folder.is_dir():
         raise InputError(output, f"the output folder {str(folder)!r} does not exist" if not folder.exists()
                          else f"{str(folder)!r} is not a folder")
-    if Path(output).is_dir():
-        raise InputError(output, "is a folder; give a file name (e.g. procedure.json)")
+    from cookproc.core.parquet_io import check_writable, output_problem
+
+    try:
+        if Path(output).is_dir():
+            raise InputError(output, "is a folder; give a file name (e.g. procedure.json)")
+    except OSError as exc:  # a name too long to look up, ...
+        raise output_problem(output, exc) from None
     # The file is written through a temporary file beside it, then renamed: the folder must take both.
     if not os.access(folder, os.W_OK | os.X_OK):
         raise InputError(output, f"cannot write into the folder {str(folder)!r}: no permission (write somewhere else)")
+    # Permissions are not all (root writes anywhere, but not into /proc): the temporary file is made once.
+    check_writable(output)
 
 
 def refuse_overwriting_inputs(output: str, inputs: list[tuple[str, str | os.PathLike | None]]) -> None:
@@ -221,21 +231,28 @@ def refuse_overwriting_inputs(output: str, inputs: list[tuple[str, str | os.Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    if args.command == "inspect":
-        from cookproc.app.inspection import run
+    from cookproc.core.logs import EXIT_INTERRUPTED, INTERRUPTED
 
-        return run(args)
-    from cookproc.app.documents import DocumentError
-
+    command = "cookproc"
     try:
-        extract(args)
-    except (ExpectedError, DocumentError, ValueError, OSError) as exc:
-        # Bad input, a bad option value or an unwritable output: the message names what and where.
-        print(f"cookproc {args.command}: error: {one_line(exc)}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        args = parser().parse_args(argv)
+        command = f"cookproc {args.command}"
+        if args.command == "inspect":
+            from cookproc.app.inspection import run
+
+            return run(args)
+        from cookproc.app.documents import DocumentError
+
+        try:
+            extract(args)
+        except (ExpectedError, DocumentError, ValueError, OSError) as exc:
+            # Bad input, a bad option value or an unwritable output: the message names what and where.
+            print(f"{command}: error: {one_line(exc)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        return 130
+        # Ctrl-C: one line, no traceback; an output is written atomically, so none is half-written.
+        print(f"{command}: {INTERRUPTED}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0
 
 

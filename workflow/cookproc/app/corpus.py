@@ -8,14 +8,22 @@ clips of :func:`cookproc.app.procedures.procedure_documents` (validated procedur
 dataset holds the same clips a single file gives through ``cookproc extract`` or rule
 procedures_extract with the same settings.
 
-The dataset is a folder, hive-style: ``<dataset>/shard=00003/part-0.parquet`` per shard (each
-written by its shard's job through ``write_parquet``, so it carries its column digests), and
+The dataset is a folder, hive-style: ``<dataset>/shard=00003/part-0.parquet`` per shard, and
 ``<dataset>/_metadata``, the shards' footers collected by :func:`write_dataset_metadata` (pyarrow's
 summary file, whose key-value metadata also holds a manifest: the shard count and each partition's
 file and rows). ``pyarrow.dataset.dataset(folder, partitioning="hive")``, DuckDB
 (``read_parquet('<dataset>/*/*.parquet', hive_partitioning = true)``) and Spark read it as one table with a
 ``shard`` column; nothing ever holds more than one shard: :func:`iter_shards` reads it shard by
 shard, verified.
+
+The dataset is replaced as a whole or not at all. Each shard's job writes its own file beside the
+dataset (``<corpus>/shards/shard=00003.parquet``), and :func:`build_dataset` (rule
+corpus_dataset, once every shard's job has succeeded) writes a new dataset folder from them, one
+shard at a time, and puts it in the place of the old one in one step
+(:func:`cookproc.core.model_folders.replace_folder`): a shard whose file fails (a bad transcript, a
+full disk, Ctrl-C) leaves the dataset as it was, never with a part missing or a summary of other
+partitions. A reader that finds the dataset damaged (a partition that fails its checks, one missing
+or added) sets the whole folder aside, so that the next run builds it again.
 
 This module needs neither torch nor spaCy: the dataset's summary, the Markdown and the report run in
 the light environment.
@@ -33,9 +41,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from cookproc.core import integrity
 from cookproc.core.errors import InputError
-from cookproc.core.parquet_io import DECODER_ERRORS, atomic_output, atomic_write_text, read_parquet, read_table
-from cookproc.core.schemas import CLIP_KEY, STRING_LIST, SchemaError, to_table
+from cookproc.core.model_folders import building_folder
+from cookproc.core.parquet_io import (DECODER_ERRORS, atomic_output, atomic_write_text, read_parquet, refuse_damaged,
+                                      verify, write_parquet)
+from cookproc.core.schemas import CLIP_KEY, STRING_LIST, SchemaError, conform, to_table
 from cookproc.app.documents import steps_markdown
 from cookproc.app.cues import format_time
 from cookproc.app.subtitles import SUBTITLE_EXTENSIONS
@@ -140,19 +151,6 @@ def documents_table(documents: Sequence[dict], sources: Sequence[str | Path]) ->
     return to_table(rows, CORPUS_CLIPS, what="corpus clips")
 
 
-def gather_shards(paths: Sequence[str | Path]) -> pa.Table:
-    """The shards' rows in one table (every row in memory: the single-file export of a small
-    corpus); a video in two shards (a changed assignment) is an error."""
-    tables = [read_parquet(path, CORPUS_CLIPS) for path in paths]
-    owner: dict[str, str] = {}
-    for path, table in zip(paths, tables):
-        for video_id in sorted(set(table.column("video_id").to_pylist())):
-            if video_id in owner:
-                raise SchemaError(f"video {video_id!r} is in two shards, {owner[video_id]} and {path}")
-            owner[video_id] = str(path)
-    return pa.concat_tables(tables) if tables else CORPUS_CLIPS.empty_table()
-
-
 def partition_path(dataset: str | Path, shard: int) -> Path:
     return Path(dataset) / PARTITION_FILE.format(shard=shard)
 
@@ -167,35 +165,51 @@ def _dataset_files(dataset: Path) -> list[str]:
     return sorted(files)
 
 
-def tidy_dataset(dataset: str | Path, n_shards: int, damaged_dir: str | Path) -> list[str]:
-    """Make the dataset folder hold exactly its ``n_shards`` partitions before it is summarised:
-    the partitions of a former, larger shard count are deleted (every shard is rerun when the count
-    changes, but Snakemake does not delete outputs no job declares any more), and damaged files set
-    aside by a verified read (``<file>.damaged``) are moved to ``damaged_dir``, since readers of the
-    folder would otherwise try to read them. Anything else is not the workflow's: an error naming
-    it. Returns what was removed or moved, for the log."""
+def set_aside_leftovers(dataset: str | Path, damaged_dir: str | Path) -> list[str]:
+    """Before a new dataset takes the place of ``dataset``: what the old folder holds must be the
+    workflow's, since the whole folder is replaced. Its partitions (of any shard count) and
+    ``_metadata`` go with it; a damaged file set aside there by an earlier version of the workflow
+    (``<file>.damaged``) is moved to ``damaged_dir`` (kept, not deleted); anything else is an error
+    naming it (``move it out``), before anything changed. Returns what was moved, for the log."""
     dataset = Path(dataset)
-    expected = {PARTITION_FILE.format(shard=k) for k in range(n_shards)}
-    done = []
+    if not dataset.is_dir():
+        return []
+    moves, done = [], []
     for name in _dataset_files(dataset):
-        if name in expected:
+        if PARTITION_RE.fullmatch(name):
             continue
-        match = PARTITION_RE.fullmatch(name)
-        if match and int(match.group(1)) >= n_shards:
-            (dataset / name).unlink()
-            done.append(f"deleted {name} (a partition of a former shard count)")
-        elif re.fullmatch(r"shard=\d{5,}/part-0\.parquet\.damaged(\.\d+)?", name):
-            target = Path(damaged_dir) / name.replace("/", "-")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(dataset / name, target)
-            done.append(f"moved {name} to {target}")
-        else:
-            raise InputError(dataset / name, "is not a partition of the corpus dataset (expected "
-                                             f"shard=NNNNN/part-0.parquet for {n_shards} shards); move it out")
-    for folder in sorted(p for p in dataset.glob("shard=*") if p.is_dir()):
-        if not any(folder.iterdir()):
-            folder.rmdir()
+        if re.fullmatch(r"shard=\d{5,}/part-0\.parquet\.damaged(\.\d+)?", name):
+            moves.append(name)
+            continue
+        raise InputError(dataset / name, "is not a partition of the corpus dataset (expected shard=NNNNN/part-0.parquet), "
+                                         "and the dataset is replaced as a whole; move it out")
+    for name in moves:
+        target = Path(damaged_dir) / name.replace("/", "-")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(dataset / name, target)
+        done.append(f"moved {name} to {target}")
     return done
+
+
+def build_dataset(shards: Sequence[str | Path], dataset: str | Path, damaged_dir: str | Path) -> tuple[dict, list[str]]:
+    """Write the dataset ``dataset`` from the shard jobs' files ``shards`` (shard 0 first): each
+    read verified (a video of another shard is an error), written as its partition, one shard in
+    memory at a time; then ``_metadata``. The new folder is built beside the old one and replaces
+    it in one step when it is complete (:func:`set_aside_leftovers` first): a failure on the way
+    leaves the old dataset as it was. Returns the manifest and what was set aside."""
+    dataset, n_shards = Path(dataset), len(shards)
+    done = set_aside_leftovers(dataset, damaged_dir)
+    with building_folder(dataset) as folder:
+        for shard, path in enumerate(shards):
+            table = read_parquet(path, CORPUS_CLIPS)
+            for video_id in pc.unique(table.column("video_id")).to_pylist():
+                if shard_of(video_id, n_shards) != shard:
+                    raise SchemaError(f"{path}: video {video_id!r} belongs to shard {shard_of(video_id, n_shards)} of "
+                                      f"{n_shards}, not {shard}")
+            write_parquet(table, partition_path(folder, shard), CORPUS_CLIPS, sort_keys=CLIP_KEY)
+            del table  # one shard in memory at a time
+        manifest = write_dataset_metadata(folder, n_shards)
+    return manifest, done
 
 
 def write_dataset_metadata(dataset: str | Path, n_shards: int) -> dict:
@@ -212,8 +226,7 @@ def write_dataset_metadata(dataset: str | Path, n_shards: int) -> dict:
         except FileNotFoundError:
             raise InputError(path, f"shard {shard} of {n_shards} is missing from the corpus dataset") from None
         except DECODER_ERRORS as exc:
-            raise InputError(path, f"its footer cannot be read ({exc}); rebuild the shard with "
-                                   f"`snakemake --forcerun {os.path.relpath(path)}`") from None
+            raise InputError(path, f"its footer cannot be read ({exc})") from None
         relative = PARTITION_FILE.format(shard=shard)
         footer.set_file_path(relative)
         footers.append(footer)
@@ -225,54 +238,71 @@ def write_dataset_metadata(dataset: str | Path, n_shards: int) -> dict:
     return manifest
 
 
+def _damaged_dataset(dataset: Path, path: str | Path, reason: str, what: str = "damaged, and so is its corpus dataset"):
+    """Refuse a damaged dataset as a whole, naming ``path`` (the part that failed): the folder is
+    set aside, so that no reader sees it with a part missing and the next run builds it again."""
+    refuse_damaged(path, reason, set_aside=dataset, what=what)
+
+
 def read_manifest(dataset: str | Path) -> dict:
     """The dataset's manifest (``_metadata``), after checking that the folder holds exactly the
-    partitions it lists: what pyarrow.dataset, DuckDB and Spark see is what the workflow wrote."""
+    partitions it lists: what pyarrow.dataset, DuckDB and Spark see is what the workflow wrote. A
+    file that is not the dataset's is an error naming it; a summary that cannot be read, or a
+    partition missing, is damage (the dataset is set aside, to be built again)."""
     dataset = Path(dataset)
     path = dataset / METADATA_FILE
+    if not dataset.is_dir():
+        raise InputError(dataset, "the corpus dataset does not exist: build it with `snakemake corpus_all`")
     try:
         manifest = json.loads(pq.read_schema(path).metadata[MANIFEST_KEY])
+        listed = [p["path"] for p in manifest["partitions"]]
     except FileNotFoundError:
-        raise InputError(path, "the corpus dataset has no _metadata: build it with its rule corpus_dataset") from None
+        _damaged_dataset(dataset, path, "a corpus dataset without its summary", what="missing")
     except (*DECODER_ERRORS, KeyError, TypeError, json.JSONDecodeError) as exc:
-        raise InputError(path, f"is not a corpus dataset's summary ({type(exc).__name__}: {exc}); rebuild it "
-                               f"with `snakemake --forcerun {os.path.relpath(path)}`") from None
-    listed = [p["path"] for p in manifest["partitions"]]
+        _damaged_dataset(dataset, path, f"not a corpus dataset's summary ({type(exc).__name__}: {exc})")
     present = _dataset_files(dataset)
-    if present != sorted(listed):
-        raise InputError(dataset, f"holds {sorted(set(present) - set(listed))} besides its partitions and lacks "
-                                  f"{sorted(set(listed) - set(present))}; rebuild its _metadata (rule corpus_dataset)")
+    foreign = sorted(set(present) - set(listed))
+    if foreign:
+        raise InputError(dataset, f"holds {foreign} besides its partitions; move it out")
+    missing = sorted(set(listed) - set(present))
+    if missing:
+        _damaged_dataset(dataset, dataset / missing[0], f"the dataset's _metadata lists {missing}", what="missing")
     return manifest
 
 
 def iter_shards(dataset: str | Path, columns: Sequence[str] | None = None) -> Iterator[tuple[int, pa.Table]]:
     """``(shard, table)`` for each shard of the dataset, in shard order, one at a time: the only rows
-    in memory are one shard's. Each file is verified (page checksums, column digests; a damaged
-    one is set aside so that the next run rebuilds its shard), its row count checked against the
-    manifest, and each of its videos against the shard its id hashes to, so that no video is in
-    two shards without holding every id. ``columns``: a subset, in that order (all: CORPUS_CLIPS)."""
+    in memory are one shard's. Each file is verified (page checksums, column digests, the place it
+    was written for), its row count checked against the manifest, and each of its videos against the
+    shard its id hashes to, so that no video is in two shards without holding every id. A partition
+    that fails sets the whole dataset aside (the next run builds it again), never only itself.
+    ``columns``: a subset, in that order (all: CORPUS_CLIPS)."""
     dataset = Path(dataset)
     manifest = read_manifest(dataset)
     n_shards = manifest["shards"]
     for partition in manifest["partitions"]:
         path = dataset / partition["path"]
-        if columns is None:
-            table = read_parquet(path, CORPUS_CLIPS)
-        else:
-            table = read_table(path, list(dict.fromkeys(["video_id", *columns])))
+        try:
+            table = verify(path, None if columns is None else list(dict.fromkeys(["video_id", *columns])))
+            if columns is None:
+                table = conform(table, CORPUS_CLIPS, what=str(path))
+        except (integrity.Damage, InputError, SchemaError) as exc:
+            _damaged_dataset(dataset, path, str(exc).removeprefix(f"{path}: "))
         if table.num_rows != partition["rows"]:
-            raise SchemaError(f"{path}: {table.num_rows} rows, but the dataset's _metadata lists {partition['rows']}; "
-                              "rebuild it (rule corpus_dataset)")
+            _damaged_dataset(dataset, path, f"{table.num_rows} rows, but the dataset's _metadata lists "
+                                            f"{partition['rows']}")
         for video_id in pc.unique(table.column("video_id")).to_pylist():
             if shard_of(video_id, n_shards) != partition["shard"]:
-                raise SchemaError(f"{path}: video {video_id!r} belongs to shard {shard_of(video_id, n_shards)} of "
-                                  f"{n_shards}, not {partition['shard']}")
+                _damaged_dataset(dataset, path, f"video {video_id!r} belongs to shard {shard_of(video_id, n_shards)} "
+                                                f"of {n_shards}, not {partition['shard']}")
         yield partition["shard"], table if columns is None or "video_id" in columns else table.drop(["video_id"])
 
 
-def dataset_partitions(dataset: str | Path) -> list[Path]:
-    """The partition files the dataset's manifest lists, in shard order."""
-    return [Path(dataset) / p["path"] for p in read_manifest(dataset)["partitions"]]
+def read_dataset(dataset: str | Path) -> pa.Table:
+    """Every row of the dataset in one table (the single-file export of a small corpus), read
+    shard by shard as :func:`iter_shards` does."""
+    tables = [table for _, table in iter_shards(dataset)]
+    return pa.concat_tables(tables) if tables else CORPUS_CLIPS.empty_table()
 
 
 def video_clips(table: pa.Table) -> dict[str, list[dict]]:
@@ -290,14 +320,16 @@ def video_clips(table: pa.Table) -> dict[str, list[dict]]:
 
 def write_markdown(dataset: str | Path, folder: str | Path) -> int:
     """One Markdown step list per video of the dataset, ``<folder>/<video_id>.md``, written shard by
-    shard (a video's clips are all in its shard). Returns the number of videos."""
+    shard (a video's clips are all in its shard); the folder appears whole when every file is
+    written (built beside it, then renamed). Returns the number of videos."""
     n_videos = 0
-    for _, table in iter_shards(dataset):
-        videos = video_clips(table)
-        del table
-        for video_id, clips in videos.items():
-            text = steps_markdown(video_id, clips[0]["source"], clips[0]["extractor"], clips, n_clips=len(clips))
-            atomic_write_text(os.path.join(folder, f"{video_id}.md"), text)
-            n_videos += 1
-        del videos  # before the next shard is read: one shard's rows at a time
+    with building_folder(folder) as building:
+        for _, table in iter_shards(dataset):
+            videos = video_clips(table)
+            del table
+            for video_id, clips in videos.items():
+                text = steps_markdown(video_id, clips[0]["source"], clips[0]["extractor"], clips, n_clips=len(clips))
+                atomic_write_text(os.path.join(building, f"{video_id}.md"), text)
+                n_videos += 1
+            del videos  # before the next shard is read: one shard's rows at a time
     return n_videos

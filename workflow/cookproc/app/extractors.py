@@ -41,6 +41,7 @@ from typing import Callable, Protocol, Sequence
 
 from cookproc.app.documents import ClipExtraction, ProcedureTuple
 from cookproc.app.progress import ProgressCallback
+from cookproc.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -267,8 +268,8 @@ def srl_labeller(backend: str, *, tagger_model: str | Path | None = None, device
         return label_with_spacy
     if backend == "tagger":
         if not tagger_model:
-            raise ValueError("procedures.srl_backend is 'tagger' but procedures.tagger_model is not set: give the trained "
-                             "tagger's model file, or use the 'spacy' backend")
+            raise ConfigError("procedures.srl_backend is 'tagger' but procedures.tagger_model is not set: give the trained "
+                              "tagger's model file, or use the 'spacy' backend", ["procedures", "tagger_model"])
         from cookproc.srl import predict
 
         tagger = predict.load_tagger(tagger_model)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from cookproc.app.lineage import lineage, render_lineage, workflow_root
-from cookproc.core import integrity, provenance
+from cookproc.core import integrity, places, provenance
 from cookproc.core.digests import compact, file_digest, plain
 from cookproc.core.errors import ExpectedError, InputError, one_line, require_file
 from cookproc.core.page_checksums import page_checksum_counts
@@ -60,16 +60,19 @@ def default_config_path(root: Path) -> Path:
 
 
 # ----------------------------------------------------------------------------- one file
-def read_verified(path: Path):
-    """(table, None) for an intact file, (None, why) for a damaged one; never moves the file. A
-    workflow output (under ``results/``) must carry its column digests, as when a rule reads it."""
-    from cookproc.core.parquet_io import _read_checked
+def read_verified(path: Path, root: Path | None = None):
+    """``(table, None, None)`` for a file a job reading it accepts; ``(None, why, None)`` for a
+    damaged one, ``(None, None, why)`` for one written for another path: the verdict of the one check
+    every reader makes (:func:`cookproc.core.parquet_io.verify`, relative to the workflow folder
+    ``root``), never moving the file."""
+    from cookproc.core.parquet_io import verify
 
     try:
-        # Where the file was written for is reported by inspect_file (relative to the workflow's folder).
-        return _read_checked(path, None, require_digests=integrity.is_workflow_output(path), check_place=False), None
+        return verify(path, root=root), None, None
+    except integrity.Misplaced as exc:
+        return None, None, str(exc)
     except integrity.Damage as exc:
-        return None, str(exc)
+        return None, str(exc), None
 
 
 def verified(digests: bool, pages: tuple[int, int] | None) -> dict[str, Any]:
@@ -183,10 +186,20 @@ def inspect_file(path: str | os.PathLike, *, config_path: str | os.PathLike | No
         raise InputError(path, "not a Parquet file (.parquet): only those carry provenance")
     root = workflow_root(path)
     report: dict[str, Any] = {"file": str(path), "workflow_dir": str(root)}
-    table, damage = read_verified(path)
+    table, damage, misplaced = read_verified(path, root)
     if damage is not None:
         report.update(status="damaged", damage=damage)
         return report
+    if misplaced is not None:
+        # What a rule reading it does: refuse it (and move it aside) as not this path's file. The
+        # file is read once more, without the place check, to show what it holds.
+        from cookproc.core.parquet_io import verify
+
+        try:
+            table = verify(path, user_file=True)
+        except integrity.Damage as exc:  # written elsewhere, and damaged since
+            report.update(status="damaged", damage=f"{misplaced}, and {exc}")
+            return report
     metadata = pq.read_metadata(path).metadata
     digests = integrity.stored_digests(metadata)
     contract = contract_of(table.schema)
@@ -202,16 +215,15 @@ def inspect_file(path: str | os.PathLike, *, config_path: str | os.PathLike | No
         report.update(status="damaged", damage=str(exc))
         return report
     report["provenance"] = record
-    here, home = path.resolve(), root.resolve()
-    elsewhere = provenance.written_elsewhere(record, here, home)
+    if misplaced is not None:
+        report.update(written_elsewhere=misplaced, status="misplaced", unchecked=[], reasons=[
+            f"{misplaced}, not as {places.relative_path(path, root)}: a rule reading it refuses it and moves "
+            "it aside"])
+        return report
+    # Outside results/ a file is anybody's copy: where its job wrote it is worth a note only.
+    elsewhere = provenance.written_elsewhere(record, path, root)
     if elsewhere is not None:
         report["written_elsewhere"] = elsewhere
-        if here.is_relative_to(home / integrity.RESULTS_DIR):
-            # What a rule reading it would do: refuse it (and move it aside) as not this path's file.
-            report.update(status="misplaced", unchecked=[], reasons=[
-                f"{elsewhere}, not as {provenance.relative_path(here, home)}: a rule reading it refuses it and moves "
-                "it aside"])
-            return report
     config_file = Path(config_path) if config_path else default_config_path(root)
     config = load_config(config_file) if record is not None and record.get("rule") else None
     report["config_file"] = str(config_file) if config is not None else None

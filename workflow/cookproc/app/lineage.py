@@ -18,11 +18,13 @@ from cookproc.core.digests import compact, file_digest
 
 def workflow_root(path: str | os.PathLike) -> Path:
     """The working directory of the run that wrote ``path``: the folder holding its ``results/``
-    (the current directory for a file elsewhere). Input paths in provenance are relative to it."""
-    path = Path(path).resolve()
-    for parent in path.parents:
-        if parent.name == integrity.RESULTS_DIR:
-            return parent.parent
+    (the current directory for a file elsewhere). Input paths in provenance are relative to it. The
+    path is taken as given (its folders resolved only when that finds no ``results/``), and a
+    symbolic link is never followed to its target's folder: a job reads the link where it lies."""
+    for candidate in (Path(os.path.abspath(path)), integrity.place(path)):
+        for parent in candidate.parents:
+            if parent.name == integrity.RESULTS_DIR:
+                return parent.parent
     return Path.cwd()
 
 

@@ -22,6 +22,7 @@ from cookproc.app.progress import ProgressCallback
 from cookproc.app.steps import StepsFromCaptions
 from cookproc.app.subtitles import read_subtitles
 from cookproc.app.video_probe import video_info
+from cookproc.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +65,13 @@ class ProcedureSettings:
 
 def load_extractor(settings: ProcedureSettings, lexicon: frozenset[str]) -> Extractor:
     if settings.step_model and settings.keyclip_model:
-        raise ValueError("procedures.step_model and procedures.keyclip_model both decide the key clips: set one of them to "
-                         "null (cookproc extract: --steps none or --keyclips none)")
+        raise ConfigError("procedures.step_model and procedures.keyclip_model both decide the key clips: set one of them to "
+                          "null (cookproc extract: --steps none or --keyclips none)", ["procedures", "keyclip_model"])
     if settings.tuple_model and not (settings.keyclip_model or settings.step_model):
-        raise ValueError("procedures.tuple_model gives verbs and arguments for every clip and has no key-clip rule: it "
-                         "needs procedures.step_model or procedures.keyclip_model (cookproc extract: --steps DIR or "
-                         "--keyclips DIR); or set procedures.tuple_model to null too, for the SRL extractor and its rule")
+        raise ConfigError("procedures.tuple_model gives verbs and arguments for every clip and has no key-clip rule: it "
+                          "needs procedures.step_model or procedures.keyclip_model (cookproc extract: --steps DIR or "
+                          "--keyclips DIR); or set procedures.tuple_model to null too, for the SRL extractor and its rule",
+                          ["procedures", "tuple_model"])
     # The key-clip deciders first: when no model is built, their message comes first.
     steps = load_step_model(settings.step_model) if settings.step_model else None
     selector = load_selector(settings.keyclip_model, settings.device) if settings.keyclip_model else None

@@ -9,7 +9,7 @@ default given next to a ``$ref`` (the supervised encoder's ``finetune: {layers: 
 file's defaults for that use.
 
 Every error is a :class:`ConfigError` of a line or two that names the key (and, from
-:func:`load_config_file`, the file and the line), never a dump of the schema.
+:mod:`cookproc.core.config_files`, the file and the line), never a dump of the schema.
 """
 from __future__ import annotations
 
@@ -24,14 +24,13 @@ from urllib.request import url2pathname
 
 import yaml
 
-from cookproc.core.errors import ExpectedError
+from cookproc.core.config_files import cut as _cut, error_source, holds as _holds, load_config_file
+from cookproc.core.errors import ConfigError
 
 #: The workflow's schemas, beside the package (workflow/schemas/); callers may pass another folder's.
 SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "schemas"
 #: The top-level config schema; the stages' sections live in schemas/config/.
 CONFIG_SCHEMA = SCHEMAS_DIR / "config.schema.yaml"
-#: How much of an offending value a message shows.
-SHOWN_CHARS = 120
 #: Config keys renamed by issue 38 (old dotted key -> new one): a config that still has an old key
 #: is refused naming both, rather than as an unknown key.
 RENAMED_KEYS = {
@@ -47,66 +46,6 @@ RENAMED_KEYS = {
        for key in ("encoder", "epochs", "ensemble", "average_checkpoints", "batch_size", "learning_rate", "hidden",
                    "projection", "dropout", "max_train_words", "seed")},
 }
-
-
-class ConfigError(ExpectedError):
-    """A config file or value that is not a valid workflow config: the message names the key, and
-    the file and line when they are known; ``keys`` is the key's path (empty: the file as a whole)."""
-
-    def __init__(self, message: str, keys: Sequence[str] = ()):
-        super().__init__(message)
-        self.keys = tuple(keys)
-
-
-def _cut(text: str) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text)} characters)"
-
-
-def load_config_file(path: str | os.PathLike) -> dict:
-    """A config file's content (YAML or JSON), or a ConfigError naming the file, and the line of a
-    syntax error: a missing file, broken YAML, an empty file or one that is not a mapping of sections."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"{path}: config file not found" if not path.exists() else f"{path}: not a file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else str(path)
-        what = "; ".join(_cut(part) for part in (exc.context, exc.problem) if part)
-        raise ConfigError(f"{where}: not valid YAML: {what}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {_cut(exc)}") from None
-    if data is None:
-        raise ConfigError(f"{path}: the file is empty; expected config sections (such as `procedures:`) at the top level")
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected config sections (such as `procedures:`) at the top level, "
-                          f"got a {'list' if isinstance(data, list) else type(data).__name__}")
-    return data
-
-
-def key_line(path: str | os.PathLike, keys: Sequence[str]) -> int | None:
-    """The line of ``path`` (1-based) where the nested key ``keys`` is written, or None."""
-    try:
-        node = yaml.compose(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return None
-    line = None
-    for key in keys:
-        if not isinstance(node, yaml.MappingNode):
-            return line
-        for key_node, value_node in node.value:
-            if isinstance(key_node, yaml.ScalarNode) and key_node.value == str(key):
-                line, node = key_node.start_mark.line + 1, value_node
-                break
-        else:
-            return line
-    return line
 
 
 def _load_schema(path: Path) -> dict:
@@ -155,34 +94,6 @@ def describe_error(error, where: Sequence[str] = ()) -> ConfigError:
     description = error.schema.get("description") if isinstance(error.schema, dict) else None
     hint = f" ({_cut(description)})" if description and error.validator != "type" else ""
     return ConfigError(f"config key {'.'.join(keys) or '(top level)'}: {_cut(error.message)}{hint}", keys)
-
-
-def _holds(config, keys: Sequence[str]) -> bool:
-    for key in keys:
-        if not isinstance(config, dict) or key not in config:
-            return False
-        config = config[key]
-    return True
-
-
-def error_source(error: ConfigError, files: Sequence[str | os.PathLike], command_line: dict | None) -> str:
-    """Where the offending key of ``error`` was set: "--config" when the command line sets it, else
-    "<file>, line N" of the last config file (in ``files``, lowest precedence first) that sets it;
-    "" when none does (a default, or the key is not known)."""
-    keys = list(error.keys)
-    if not keys:
-        return ""
-    if command_line and _holds(command_line, keys):
-        return "--config"
-    for path in reversed([Path(f) for f in files]):
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            continue
-        if _holds(data, keys):
-            line = key_line(path, keys)
-            return f"{path}, line {line}" if line else str(path)
-    return ""
 
 
 def validate_config(config: dict, schema: Path = CONFIG_SCHEMA, *, store=None, where: Sequence[str] = ()) -> dict:

@@ -8,6 +8,8 @@ keeps its traceback.
 """
 from __future__ import annotations
 
+from typing import Callable, NoReturn, Sequence
+
 
 class ExpectedError(ValueError):
     """An error of the project's own kinds (the subclasses, and ``ConfigError``, ``SchemaError``):
@@ -52,6 +54,15 @@ class OutputError(ExpectedError):
         self.path = str(path)
 
 
+class ConfigError(ExpectedError):
+    """A config file or value that is not a valid workflow config: the message names the key, and
+    the file and line when they are known; ``keys`` is the key's path (empty: the file as a whole)."""
+
+    def __init__(self, message: str, keys: Sequence[str] = ()):
+        super().__init__(message)
+        self.keys = tuple(keys)
+
+
 def one_line(exc: BaseException) -> str:
     """An expected error's message on one line (a message listing several problems joins them)."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
@@ -87,3 +98,17 @@ def require_file(path, what: str = "file") -> None:
         raise InputError(path, f"not a regular {what} (a device, pipe or socket)")
     if not os.access(path, os.R_OK):
         raise InputError(path, f"no permission to read the {what}")
+
+
+def stop(message: str, report: Callable[[str], object] | None = None) -> NoReturn:
+    """End the program with ``message`` on one line and exit status 1, without a traceback: how the
+    workflow's rule files stop Snakemake while it reads them (a bad config value, an unknown
+    system), since an exception raised there is printed with the rule file's frames. ``report``
+    shows the message (Snakemake's ``logger.error``; default: stderr)."""
+    if report is None:
+        import sys
+
+        print(message, file=sys.stderr)
+    else:
+        report(message)
+    raise SystemExit(1)

@@ -219,16 +219,26 @@ def verify_digests(table: pa.Table, digests: Mapping[str, str]) -> None:
             raise Damage(f"column {name!r} differs from what was written")
 
 
-def is_workflow_output(path: str | os.PathLike) -> bool:
-    """Whether ``path`` lies under the workflow's ``results/`` folder (of the working directory).
+def is_workflow_output(path: str | os.PathLike, root: str | os.PathLike | None = None) -> bool:
+    """Whether ``path`` lies under the workflow's ``results/`` folder (of ``root``, default the
+    working directory).
 
     The criterion is the path, not the file's metadata, because a damaged footer may no longer say
     who wrote the file; and a file elsewhere (user data, an upstream mirror) has no rule that could
-    rebuild it, so moving it away would only turn damage into a missing input."""
+    rebuild it, so moving it away would only turn damage into a missing input. The folders on the
+    way are resolved (``results/`` may be a link to another disk), the file itself is not: a
+    symbolic link placed under ``results/`` is a workflow output, wherever it points."""
     try:
-        return Path(path).resolve().is_relative_to((Path.cwd() / RESULTS_DIR).resolve())
+        return place(path).is_relative_to((Path(root or Path.cwd()) / RESULTS_DIR).resolve())
     except OSError:
         return False
+
+
+def place(path: str | os.PathLike) -> Path:
+    """``path`` absolute, its folder resolved but not the file itself: where a reader finds it (a
+    symbolic link to another file is the link, not its target)."""
+    path = Path(os.path.abspath(path))
+    return path.parent.resolve() / path.name
 
 
 def move_aside(path: str | os.PathLike) -> Path | None:
@@ -240,7 +250,9 @@ def move_aside(path: str | os.PathLike) -> Path | None:
         if target.exists():
             continue
         try:
-            os.link(path, target)  # unlike a rename, never replaces a file that appeared meanwhile
+            # Unlike a rename, never replaces a file that appeared meanwhile; a symbolic link is
+            # moved as the link, not as a second name of the file it points to.
+            os.link(path, target, follow_symlinks=False)
             os.unlink(path)
         except FileExistsError:
             continue

@@ -20,6 +20,26 @@ from cookproc.core.errors import ExpectedError, one_line
 NLTK_DATA_ENV = "COOKPROC_NLTK_DATA"
 #: The exit status of a job stopped by an expected error (its message, no traceback).
 EXIT_EXPECTED_ERROR = 1
+#: The exit status of a job or command stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
+EXIT_INTERRUPTED = 130
+#: What a job or command stopped by Ctrl-C says, on one line, instead of a traceback.
+INTERRUPTED = "interrupted (Ctrl-C): the files it was writing were not written; run it again"
+
+
+def _quiet_interrupt(kind, value, traceback_) -> None:
+    """``sys.excepthook``: Ctrl-C anywhere in a workflow script or the ``cookproc`` command (its
+    imports included, before :func:`script_logging` starts) ends it with one line, not a traceback;
+    every other exception as before."""
+    if issubclass(kind, KeyboardInterrupt):
+        script = provenance.script_name() or os.path.basename(sys.argv[0] or "python")
+        print(f"{script}: {INTERRUPTED}", file=sys.stderr)
+        return
+    _previous_excepthook(kind, value, traceback_)
+
+
+_previous_excepthook = sys.excepthook
+if not hasattr(sys, "ps1"):  # not at an interactive prompt, which reports Ctrl-C its own way
+    sys.excepthook = _quiet_interrupt
 
 
 @contextlib.contextmanager
@@ -29,13 +49,15 @@ def script_logging(smk):
     An expected error (:class:`cookproc.core.errors.ExpectedError`: bad input, a damaged or misplaced
     intermediate, an unwritable output, a bad config) is its message, on one line, in the log and on
     the job's stderr (Snakemake's output), and the script exits with status 1: no traceback, since the
-    message names the file and what to do. Any other exception is a bug: its traceback goes to the
-    log and it is re-raised. Also points cookproc.data.wordnet at the rule's ``wordnet`` input
+    message names the file and what to do. Ctrl-C (KeyboardInterrupt) ends the job with one line as
+    well (exit status 130; the temporary files of its outputs are removed on the way, so none is
+    left half-written). Any other exception is a bug: its traceback goes to the log and it is
+    re-raised. Also points cookproc.data.wordnet at the rule's ``wordnet`` input
     (none: WordNet raises), and sets the job's provenance, which every Parquet file it writes
     carries (cookproc.core.provenance)."""
     previous = os.environ.get(NLTK_DATA_ENV)
     os.environ[NLTK_DATA_ENV] = str(smk.input.wordnet) if "wordnet" in smk.input.keys() else ""
-    failure = None
+    failure, status = None, EXIT_EXPECTED_ERROR
     try:
         with _logging_to(smk.log[0] if len(smk.log) else None) as handle:
             try:
@@ -44,6 +66,10 @@ def script_logging(smk):
                 yield logging.getLogger(f"cookproc.{smk.rule}" if handle else "cookproc")
             except ExpectedError as exc:
                 failure = f"rule {smk.rule}: error: {one_line(exc)}"
+                if handle:
+                    print(failure, file=handle)
+            except KeyboardInterrupt:
+                failure, status = f"rule {smk.rule}: {INTERRUPTED}", EXIT_INTERRUPTED
                 if handle:
                     print(failure, file=handle)
             except BaseException:
@@ -61,7 +87,7 @@ def script_logging(smk):
     if failure is not None:
         # stderr is the job's own again here: Snakemake shows it with the failed job.
         print(failure, file=sys.stderr)
-        raise SystemExit(EXIT_EXPECTED_ERROR)
+        raise SystemExit(status)
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from cookproc.core import places
 from cookproc.core.errors import InputError
 
 
@@ -28,19 +29,52 @@ def readable_by_all(folder: Path) -> None:
 @contextmanager
 def building_folder(out_dir: str | os.PathLike) -> Iterator[Path]:
     """A fresh folder beside ``out_dir`` for the block to fill; when the block ends it replaces
-    ``out_dir`` (readable by all), and when the block fails it is removed."""
+    ``out_dir`` (readable by all), and when the block fails it is removed. Parquet files written in
+    it record ``out_dir``'s paths as where they were written (:func:`places.publishing`)."""
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
-        yield tmp
+        # A Parquet file written in it is recorded as written at its place in out_dir.
+        with places.publishing(tmp, out_dir):
+            yield tmp
         readable_by_all(tmp)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
+        replace_folder(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux's renameat2 with RENAME_EXCHANGE); False where the system
+    or the file system cannot."""
+    import ctypes
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def replace_folder(new: str | os.PathLike, target: str | os.PathLike) -> None:
+    """Put the folder ``new`` in the place of ``target`` (a folder, or nothing yet) as a whole: a
+    reader sees the old folder or the new one, never a mix. Where the file system can, the two are
+    exchanged in one step; elsewhere the old one is renamed aside, the new one into place (a moment
+    with neither), and the old one removed."""
+    new, target = Path(new), Path(target)
+    if not target.exists() and not target.is_symlink():
+        os.replace(new, target)
+        return
+    if _exchange(new, target):
+        shutil.rmtree(new)  # now the old folder
+        return
+    old = new.with_name(new.name + ".old")
+    os.replace(target, old)
+    os.replace(new, target)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def read_model_json(path: str | os.PathLike, *, kind: str, files: Sequence[str], format: str, version: int,

@@ -68,32 +68,40 @@ def _check_magic(path: str | os.PathLike) -> None:
             raise integrity.Damage("no Parquet magic number at its start")
 
 
+def _check_footer(handle: pq.ParquetFile, path: str | os.PathLike, require_digests: bool,
+                  root: str | os.PathLike | None) -> tuple[list[str], dict[str, str] | None]:
+    """The checks of a file's footer (no data read): its entries' digests; with ``require_digests``
+    (a workflow output), the column digests and the place it was written for (``path`` relative to
+    ``root``: its provenance's ``written_as``, else integrity.Misplaced); the columns it was written
+    with. Returns its column names and digests."""
+    names = handle.schema_arrow.names
+    digests = integrity.stored_digests(handle.metadata.metadata)
+    integrity.verify_entries(handle.metadata.metadata)
+    if digests is None and require_digests:
+        raise integrity.Damage("it carries no column digests, so this workflow did not write it as it is")
+    if require_digests:
+        try:
+            record = provenance.stored_provenance(handle.metadata.metadata)
+        except provenance.ProvenanceError as exc:
+            raise integrity.Damage(str(exc)) from None
+        elsewhere = provenance.written_elsewhere(record, path, root)
+        if elsewhere is not None:
+            raise integrity.Misplaced(elsewhere)
+    if digests is not None and sorted(digests) != sorted(names):
+        raise integrity.Damage(f"its columns {sorted(names)} are not those it was written with {sorted(digests)}")
+    return names, digests
+
+
 def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None, require_digests: bool,
-                  check_place: bool | None = None) -> pa.Table:
+                  root: str | os.PathLike | None = None) -> pa.Table:
     """Read with page-checksum verification and check the column digests when the file has them
-    (``require_digests``: a file without them is damage). ``check_place`` (default: as
-    ``require_digests``): the file must be the one its job wrote for ``path`` (its provenance's
-    outputs), else integrity.Misplaced. Raises integrity.Damage for damage, InputError for a column
-    the (intact) file does not have."""
+    (``require_digests``: a file without them is damage, and the file must be the one its job wrote
+    for ``path`` relative to ``root``: its provenance's ``written_as``, else integrity.Misplaced).
+    Raises integrity.Damage for damage, InputError for a column the (intact) file does not have."""
     try:
         _check_magic(path)
         with pq.ParquetFile(path, page_checksum_verification=True) as handle:
-            names = handle.schema_arrow.names
-            digests = integrity.stored_digests(handle.metadata.metadata)
-            integrity.verify_entries(handle.metadata.metadata)
-            if digests is None and require_digests:
-                raise integrity.Damage("it carries no column digests, so this workflow did not write it as it is")
-            if require_digests if check_place is None else check_place:
-                try:
-                    record = provenance.stored_provenance(handle.metadata.metadata)
-                except provenance.ProvenanceError as exc:
-                    raise integrity.Damage(str(exc)) from None
-                elsewhere = provenance.written_elsewhere(record, path)
-                if elsewhere is not None:
-                    raise integrity.Misplaced(elsewhere)
-            if digests is not None and sorted(digests) != sorted(names):
-                raise integrity.Damage(f"its columns {sorted(names)} are not those it was written with "
-                                       f"{sorted(digests)}")
+            names, digests = _check_footer(handle, path, require_digests, root)
             missing = [c for c in (columns or ()) if c not in names]
             if missing:
                 table = None
@@ -114,6 +122,19 @@ def _read_checked(path: str | os.PathLike, columns: Sequence[str] | None, requir
     return table.replace_schema_metadata(metadata or None)
 
 
+def verify(path: str | os.PathLike, columns: Sequence[str] | None = None, *, user_file: bool = False,
+           root: str | os.PathLike | None = None) -> pa.Table:
+    """The one check of a Parquet file, made by every reader (:func:`read_table`) and by
+    ``cookproc inspect``, so that both give one verdict: the file read (all columns, or ``columns``)
+    with its page checksums and column digests verified; a workflow output (a file under the
+    ``results/`` of ``root``, default the working directory; a symbolic link placed there is one)
+    must carry the digests and be the file its job wrote for this very path. Raises
+    ``integrity.Misplaced`` for an intact file written for another path, ``integrity.Damage`` for
+    damage, ``InputError`` for a column the file lacks; moves nothing."""
+    output = not user_file and integrity.is_workflow_output(path, root)
+    return _read_checked(path, columns, require_digests=output, root=root)
+
+
 def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
                user_file: bool = False) -> pa.Table:
     """Read a Parquet file (all columns, or ``columns`` in that order), verified.
@@ -124,15 +145,17 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
     aside to ``<file>.damaged``, so that the next ``snakemake`` run finds it missing and rebuilds it.
     A workflow output must carry the digests, and must have the ``columns`` asked for: a file
     without them (swapped in, or of another schema) is damage too; and it must be the file its
-    job wrote for this path (its provenance's outputs): one written for another output (copied or
-    swapped into place) is refused and moved aside alike (``IntermediateError`` "not the file its
-    rule wrote for this path", naming where and by which rule it was written). Elsewhere a file without digests
-    gets the page checksums only, and a column it lacks raises ``InputError``.
+    job wrote for this very path (its provenance's ``written_as``): one written for another path,
+    another output of the same job included (copied, swapped or linked into place), is refused and
+    moved aside alike (``IntermediateError`` "not the file its rule wrote for this path", naming
+    where and by which rule it was written). Elsewhere a file without digests gets the page
+    checksums only, and a column it lacks raises ``InputError``. The checks are :func:`verify`'s,
+    which ``cookproc inspect`` makes too.
     ``user_file``: a file the user placed deliberately (a user system): digests are checked when
     present but never required, and it is never moved aside, wherever it lies."""
     output = not user_file and integrity.is_workflow_output(path)
     try:
-        return _read_checked(path, columns, require_digests=output)
+        return verify(path, columns, user_file=user_file)
     except integrity.Misplaced as exc:
         _raise_damaged(path, str(exc), what=MISPLACED)
     except integrity.Damage as exc:
@@ -144,13 +167,18 @@ def read_table(path: str | os.PathLike, columns: Sequence[str] | None = None, *,
 
 
 def column_names(path: str | os.PathLike) -> list[str]:
-    """The column names of a Parquet file, read from its footer; damage is reported (and a workflow
-    output moved aside) as by :func:`read_table`, which then verifies the data read."""
+    """The column names of a Parquet file, read from its footer after the footer's checks of
+    :func:`verify` (a workflow output must carry its digests and lie where its job wrote it); damage
+    or a misplaced file is reported (and a workflow output moved aside) as by :func:`read_table`,
+    which then verifies the data read."""
     try:
         _check_magic(path)
-        return pq.read_schema(path).names
+        with pq.ParquetFile(path) as handle:
+            return _check_footer(handle, path, integrity.is_workflow_output(path), None)[0]
     except (FileNotFoundError, PermissionError, IsADirectoryError):
         raise
+    except integrity.Misplaced as exc:
+        _raise_damaged(path, str(exc), what=MISPLACED)
     except integrity.Damage as exc:
         _raise_damaged(path, str(exc))
     except DECODER_ERRORS as exc:
@@ -169,21 +197,33 @@ def wrong_columns(path: str | os.PathLike, message: str) -> NoReturn:
 MISPLACED = "not the file its rule wrote for this path"
 
 
-def _raise_damaged(path: str | os.PathLike, reason: str, *, move: bool = True, what: str = "damaged") -> NoReturn:
+def _raise_damaged(path: str | os.PathLike, reason: str, *, move: bool = True, what: str = "damaged",
+                   set_aside: str | os.PathLike | None = None) -> NoReturn:
     """Raise IntermediateError for a damaged (or misplaced: ``what``) file, moving a workflow output
-    aside first (not a user's file: ``move`` False), so that the next run rebuilds it."""
+    aside first (not a user's file: ``move`` False), so that the next run rebuilds it: the file, or
+    ``set_aside``, what it is part of (a dataset folder, set aside as a whole)."""
     if not move:
         raise IntermediateError(path, reason, "it is your file, so no rule rebuilds it: replace it with an intact copy",
                                 what=what)
-    if not integrity.is_workflow_output(path):
+    aside = path if set_aside is None else set_aside
+    if not integrity.is_workflow_output(aside):
         raise IntermediateError(path, reason, "it is not under results/, so no rule rebuilds it: "
                                               "replace it with an intact copy", what=what)
-    moved_to = integrity.move_aside(path)
+    moved_to = integrity.move_aside(aside)
     if moved_to is None:
-        raise IntermediateError(path, reason, f"rebuild it with `snakemake --forcerun {os.path.relpath(path)}`",
+        raise IntermediateError(path, reason, f"rebuild it with `snakemake --forcerun {os.path.relpath(aside)}`",
                                 what=what)
-    raise IntermediateError(path, reason, f"moved it aside to {moved_to}; run `snakemake` again to rebuild it",
+    it = "it" if set_aside is None else f"{os.path.relpath(aside)} (all of it)"
+    raise IntermediateError(path, reason, f"moved {it} aside to {moved_to}; run `snakemake` again to rebuild it",
                             moved_to=moved_to, what=what)
+
+
+def refuse_damaged(path: str | os.PathLike, reason: str, *, set_aside: str | os.PathLike | None = None,
+                   what: str = "damaged") -> NoReturn:
+    """Refuse a damaged workflow output as :func:`read_table` does (``IntermediateError``), moving
+    it aside, or ``set_aside``: the folder it is part of, as a whole (a dataset whose part failed),
+    so that the next ``snakemake`` rebuilds it."""
+    _raise_damaged(path, reason, what=what, set_aside=set_aside)
 
 
 def copy_parquet(source: str | os.PathLike, target: str | os.PathLike) -> None:
@@ -208,22 +248,40 @@ def read_parquet(path: str | os.PathLike, schema: pa.Schema, *, user_file: bool 
 
 #: Errors of writing a file that are about the place, not the data: named with the output's path.
 _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO,
-                 errno.ENOENT, errno.ENOTDIR}
+                 errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EINVAL}
 
 
 def output_problem(path: str | os.PathLike, exc: OSError) -> OutputError:
     """An OSError met writing ``path`` (through a temporary file beside it) as an error naming
     ``path`` and its folder, never the temporary file, with what to do."""
     folder = os.path.dirname(os.path.abspath(path))
+    # A folder that exists but takes no new file this way (/proc, /sys, ...) says "no such file".
+    missing = f"the folder {folder} does not exist (or was removed meanwhile)" if not os.path.isdir(folder) else \
+        f"{folder} takes no new files (a special file system such as /proc or /sys?): write somewhere else"
     why = {errno.ENOSPC: f"no space left on the disk holding {folder}: free some space and run again",
            errno.EDQUOT: f"over the disk quota of {folder}: free some space and run again",
            errno.EFBIG: "too large for the file system",
            errno.EROFS: f"{folder} is on a read-only file system: write somewhere else",
            errno.EACCES: f"no permission to create files in {folder}: write somewhere else",
            errno.EPERM: f"no permission to create files in {folder}: write somewhere else",
-           errno.ENOENT: f"the folder {folder} does not exist (or was removed meanwhile)",
-           errno.ENOTDIR: f"{folder} is not a folder"}.get(exc.errno, exc.strerror or str(exc))
+           errno.ENOENT: missing,
+           errno.ENOTDIR: f"{folder} is not a folder",
+           errno.ENAMETOOLONG: "its name is too long for the file system: give a shorter one",
+           errno.EINVAL: f"{folder} refuses a file of this name: give another"}.get(exc.errno, exc.strerror or str(exc))
     return OutputError(path, f"cannot write it: {why} [{errno.errorcode.get(exc.errno, exc.errno)}]")
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Before any work: create, then remove, the temporary file :func:`atomic_output` would write
+    ``path`` through (in ``path``'s folder, which must exist), so that an output that cannot be
+    written (no permission even for root, a read-only or special file system such as /proc, a name
+    too long) is an ``OutputError`` saying why now, not after the work."""
+    path = Path(path)
+    try:
+        tmp = _readable_temp(path)
+    except OSError as exc:
+        raise output_problem(path, exc) from None
+    os.unlink(tmp)
 
 
 @contextmanager

@@ -6,9 +6,10 @@ the job's ``snakemake`` object (duck-typed: this library never imports snakemake
 ``cookproc.provenance``, one compact JSON object:
 
 - ``rule``, ``wildcards``, ``outputs`` (the job's declared outputs, relative to the working
-  directory: a file is the one its rule wrote for a path when the path is one of them, or inside
-  one that is a folder; :func:`written_elsewhere`) and ``written_as`` (the path it was written at,
-  when that is one of them or inside one), ``script`` (repository-relative) and ``code``, the rule's code
+  directory) and ``written_as`` (the path it was written at, when that is one of them or inside
+  one; in a folder built beside its output, the path it has once renamed into place): a file is
+  the one its rule wrote for a path when the path is its ``written_as``, never another output of
+  the same job (:func:`written_elsewhere`), ``script`` (repository-relative) and ``code``, the rule's code
   fingerprint (its ``code`` param, :mod:`cookproc.core.fingerprint`), with ``code_files``, the
   SHA-256 (16 hex digits) of the script and of each cookproc module the job loaded, so that a
   stale file can name the changed module;
@@ -42,8 +43,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
-from cookproc.core import integrity
+from cookproc.core import integrity, places
 from cookproc.core.digests import compact, file_digest, plain, sha256_file, sha256_text
+from cookproc.core.places import relative_path, within
 
 PROVENANCE_KEY = b"cookproc.provenance"
 PROVENANCE_FORMAT = "cookproc-provenance/1"
@@ -162,6 +164,12 @@ def _script_path() -> Path | None:
     return path if path.parent.name == "scripts" and path.parent.parent.name == "workflow" else None
 
 
+def script_name() -> str | None:
+    """The file name of the running workflow script (``corpus_shard.py``), None elsewhere."""
+    script = _script_path()
+    return None if script is None else script.name
+
+
 def _named_paths(files) -> list[dict[str, Any]]:
     """[{name, path}] of a Snakemake input list, named entries by name, the others with name null."""
     paths = [str(p) for p in files]
@@ -207,34 +215,11 @@ def start_job(smk) -> None:
         _job["rule"], datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
 
-def relative_path(path: str | os.PathLike, root: str | os.PathLike | None = None) -> str:
-    """``path`` relative to ``root`` (default: the working directory), normalised, symbolic links
-    not followed: how provenance names a job's outputs and how a reader names what it reads."""
-    return Path(os.path.relpath(os.path.abspath(path), os.path.abspath(root or os.curdir))).as_posix()
-
-
 def written_elsewhere(record: Mapping | None, path: str | os.PathLike,
                       root: str | os.PathLike | None = None) -> str | None:
-    """Why the file at ``path`` (relative to ``root``, default the working directory) is not the
-    one its job wrote for that path, or None when it is: a file a job wrote must lie at one of the
-    job's ``outputs``, or inside one of them (a model folder). A file written outside a job (no
-    rule) says nothing either way (None). The answer, e.g. "written as
-    results/keyclips/a.parquet by rule srl_systems_noheur {}", names where and by which job."""
-    if not record or not record.get("rule"):
-        return None
-    outputs = record.get("outputs")
-    wildcards = record.get("wildcards") or {}
-    job = f"rule {record['rule']}" + (f" {compact(wildcards)}" if wildcards else "")
-    if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
-        return f"written by {job} of an older version of this workflow, whose provenance does not say which path " \
-               "it was written for"
-    if _within(relative_path(path, root), outputs):
-        return None
-    if _job is not None and all(record.get(key) == _job[key] for key in ("rule", "wildcards", "outputs")):
-        return None  # the running job reading back what it wrote (a folder built beside its output)
-    written_as = record.get("written_as")
-    where = written_as if isinstance(written_as, str) else " or ".join(outputs) or "(no declared output)"
-    return f"written as {where} by {job}"
+    """:func:`cookproc.core.places.written_elsewhere`, the running job (if any) allowed to read back
+    what it wrote."""
+    return places.written_elsewhere(record, path, root, _job)
 
 
 def end_job() -> None:
@@ -305,19 +290,17 @@ def current() -> dict[str, Any]:
             "software": _software()}
 
 
-def _within(path: str, outputs: list[str]) -> bool:
-    return any(path == output or path.startswith(output.rstrip("/") + "/") for output in outputs)
-
-
 def metadata_entry(path: str | os.PathLike | None = None) -> dict[bytes, bytes]:
     """The key-value metadata entry ``write_parquet`` adds for a file written at ``path``: in a job,
-    ``written_as`` is that path when it is (or lies in) one of the job's outputs, so a message can
-    name the very file; None for a file built in a temporary folder (whose random name would make
+    ``written_as`` is that path (in a folder being built, :func:`cookproc.core.places.publishing`,
+    the path it will have once the folder is renamed into place) when it is (or lies in) one of the
+    job's outputs, so that a reader accepts the file at that path only and a message can name the
+    very file; None otherwise (a scratch file in a temporary folder, whose random name would make
     the bytes differ from run to run)."""
     record = current()
     if record.get("rule") is not None:
-        here = None if path is None else relative_path(path)
-        record["written_as"] = here if here is not None and _within(here, record["outputs"]) else None
+        here = None if path is None else places.published_path(relative_path(path))
+        record["written_as"] = here if here is not None and within(here, record["outputs"]) else None
     return {PROVENANCE_KEY: compact(record).encode("utf-8")}
 
 
