@@ -28,7 +28,11 @@ with script_logging(snakemake) as log:  # noqa: F821 (snakemake is injected)
     texts = [video_text(v, sentences[v], vectors[v]) for v in sorted(gold)]
     steps = model.steps(texts)
     row = key_step_scores(model, texts, gold, steps)
-    segments = {v: s for v, s in read_caption_segments(smk.input.segments).items() if v in gold}
+    segments, no_video = read_caption_segments(smk.input.segments)
+    if no_video:
+        log.warning("%s: %d caption segments name no video (lines %s): they belong to no benchmark video",
+                    smk.input.segments, len(no_video), ", ".join(map(str, no_video)))
+    segments = {v: s for v, s in segments.items() if v in gold}
     keys = [(v, k) for v in sorted(segments) for k in range(len(segments[v]))]
     verbs = dict(zip(keys, (w.verbs for w in caption_words([segments[v][k][2] for v, k in keys]))))
     row |= time_scores({s.video_id: s.verbs for s in steps}, sentence_times(clips),

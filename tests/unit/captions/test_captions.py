@@ -173,8 +173,10 @@ def test_steps_are_checked_in_time_against_the_captions_segments(tmp_path):
 
     path = tmp_path / "urlsegmentcaption.txt"
     path.write_text("https://www.youtube.com/watch?v=vid1\t10\t20\tchop the onions\n"
+                    "cc\t60\t81\tplace the dough\n"  # as five lines of the pinned file: no video named
                     "https://www.youtube.com/watch?v=vid1\t30\t40\tfry the onions\n", encoding="utf-8")
-    assert read_caption_segments(path) == {"vid1": [(10.0, 20.0, "chop the onions"), (30.0, 40.0, "fry the onions")]}
+    assert read_caption_segments(path) == (
+        {"vid1": [(10.0, 20.0, "chop the onions"), (30.0, 40.0, "fry the onions")]}, [2])
     clips = pd.DataFrame({"video_id": ["vid1"] * 5, "clip_idx": range(5), "start_s": [0.0, 12.0, 22.0, 31.0, 45.0],
                           "end_s": [12.0, 22.0, 31.0, 45.0, np.nan]})
     times = sentence_times(clips)
@@ -191,3 +193,11 @@ def test_steps_are_checked_in_time_against_the_captions_segments(tmp_path):
     path.write_text("https://www.youtube.com/watch?v=vid1\t10\tten\tchop\n", encoding="utf-8")
     with pytest.raises(InputError, match="line 1"):
         read_caption_segments(path)
+
+
+def test_the_mirror_s_caption_segments_are_read_and_the_five_without_a_video_named(mirror):
+    from cookproc.data.captions import read_caption_segments
+
+    segments, no_video = read_caption_segments(mirror / "youcook2/urlsegmentcaption.txt")
+    assert no_video == [12664, 12665, 12666, 12667, 12668]
+    assert sum(map(len, segments.values())) == 13829 - 5 and "zMrDtnzoSiw" in segments

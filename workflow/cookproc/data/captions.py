@@ -123,11 +123,14 @@ def captions_table(texts: dict[str, tuple[list[str], list[str]]], videos: Iterab
                      "nouns": [list(w.nouns) for w in words]}, schema=CAPTIONS)
 
 
-def read_caption_segments(path: str | Path) -> dict[str, list[tuple[float, float, str]]]:
+def read_caption_segments(path: str | Path) -> tuple[dict[str, list[tuple[float, float, str]]], list[int]]:
     """YouCook2's captions with their segment times (``youcook2/urlsegmentcaption.txt``: URL, start
-    and end in seconds, caption, tab-separated): {video id: [(start, end, caption)] in file order}."""
+    and end in seconds, caption, tab-separated): {video id: [(start, end, caption)] in file order},
+    and the lines whose first cell names no video (the pinned file has five whose URL is ``cc``: they
+    belong to no video, so no video's segments lose anything; the caller reports them)."""
     path = Path(path)
     out: dict[str, list[tuple[float, float, str]]] = {}
+    no_video = []
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as exc:
@@ -136,9 +139,8 @@ def read_caption_segments(path: str | Path) -> dict[str, list[tuple[float, float
         if not line.strip():
             continue
         cells = line.split("\t")
-        if len(cells) != 4 or "v=" not in cells[0]:
+        if len(cells) != 4:
             raise InputError(path, "expected URL (…watch?v=<id>), start, end and caption, tab-separated", line=number)
-        video = cells[0].split("v=", 1)[1].split("&", 1)[0]
         try:
             start, end = float(cells[1]), float(cells[2])
         except ValueError:
@@ -146,5 +148,8 @@ def read_caption_segments(path: str | Path) -> dict[str, list[tuple[float, float
                              line=number) from None
         if not 0 <= start <= end:
             raise InputError(path, f"a segment from {start} s to {end} s", line=number)
-        out.setdefault(video, []).append((start, end, cells[3]))
-    return out
+        if "v=" not in cells[0]:
+            no_video.append(number)
+            continue
+        out.setdefault(cells[0].split("v=", 1)[1].split("&", 1)[0], []).append((start, end, cells[3]))
+    return out, no_video
