@@ -272,5 +272,11 @@ def test_the_people_s_table_renders_its_set_step_and_text_views_and_the_paired_d
     assert "| `steps-x` | 12 | 10.0 |" in texts and "paragraph CIDEr-D" in texts
     pairs = render.KINDS["people-comparisons"].table(numbers, {"pairs": "steps-x-vs-floor", "metrics": "steps_f1"})
     assert "| `steps-x` − `floor` | 10.0 [6.5, 13.2] |" in pairs
+    # The constant prior orders nothing: no tau comparison with it, a dash; any other missing row is an error.
+    pairs = render.KINDS["people-comparisons"].table(numbers, {"pairs": "steps-x-vs-floor",
+                                                               "metrics": "steps_f1,order_tau"})
+    assert "| `steps-x` − `floor` | 10.0 [6.5, 13.2] | – |" in pairs
+    with pytest.raises(render.BlockError, match="0 rows"):
+        render.KINDS["people-comparisons"].table(numbers, {"pairs": "steps-x-vs-floor", "metrics": "nouns_f1"})
     with pytest.raises(render.BlockError, match="view 'words'"):
         render.KINDS["people"].table(numbers, {"systems": "steps-x", "view": "words"})

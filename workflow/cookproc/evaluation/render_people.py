@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from cookproc.core.formatting import markdown_table
-from cookproc.evaluation.lookups import BlockError, digits_attr, interval_cell, list_attr, table_cell
+from cookproc.evaluation.lookups import BlockError, digits_attr, interval_cell, list_attr, rows_of, table_cell
 
 
 def people_table(numbers, attrs):
@@ -47,7 +47,8 @@ def people_table(numbers, attrs):
 
 def people_comparisons_table(numbers, attrs):
     """Paired differences of the people's table (results/people_comparisons.csv): rows
-    ``pairs`` (``A-vs-B``), columns ``metrics``: A − B [95% interval]; tau's with its videos."""
+    ``pairs`` (``A-vs-B``), columns ``metrics``: A − B [95% interval]; tau's with its videos, or "–"
+    where a row has no tau on any video (the constant prior: results/people_comparisons.csv has no such row)."""
     from cookproc.evaluation.people import HEADINGS
 
     metrics, places = list_attr(attrs, "metrics", "steps_f1,strict_steps_f1,verbs_f1,nouns_f1,order_tau"), \
@@ -62,6 +63,11 @@ def people_comparisons_table(numbers, attrs):
             def number(value):
                 return table_cell(numbers, "people-comparison", digits, a=a, b=b, metric=metric, value=value)
 
+            if metric == "order_tau" and not any(
+                    (r["system_a"], r["system_b"], r["metric"]) == (a, b, metric)
+                    for r in rows_of(numbers, "people_comparisons")):
+                row.append("–")  # a row with no tau on any video (the constant prior): no comparison
+                continue
             text = f"{number('difference')} [{number('ci_low')}, {number('ci_high')}]"
             if metric == "order_tau":
                 text += f" ({table_cell(numbers, 'people-comparison', 0, a=a, b=b, metric=metric, value='n_videos')} videos)"
