@@ -186,7 +186,7 @@ def test_a_damaged_shard_is_set_aside_and_rebuilt(tmp_path, three_shards):
     partition(work, 1).write_bytes(bytes(damaged))
     # (A file changed inside the dataset folder does not change the folder's time: the page, built
     # from the intact dataset by an earlier test, is made again on request.)
-    proc = run_snakemake(work, "--forcerun", "report_corpus", "results/report/corpus/tiny.html", check=False)
+    proc = run_snakemake(work, "results/report/corpus/tiny.html", "--forcerun", "report_corpus", check=False)
     assert proc.returncode != 0
     log = (work / "logs/report/report_corpus/tiny.log").read_text(encoding="utf-8")
     assert log.splitlines()[-1].startswith("rule report_corpus: error: results/corpus/tiny/procedures/shard=00001/"
