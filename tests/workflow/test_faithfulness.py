@@ -86,6 +86,14 @@ def test_the_real_model_writes_each_step_from_its_own_words(real_documents):
     assert assert_steps_are_written_from_their_own_words(real_documents, run_window) > 20
 
 
+def labelled_clips(documents: dict[Path, dict], source: Path) -> tuple[list[int], list[int], list[dict]]:
+    """A narration's instruction and chatter clips (:data:`LABELS`) and its document's clips, one per line."""
+    instructions, chatter = LABELS[source]
+    clips = documents[source]["clips"]
+    assert len(clips) == len(instructions) + len(chatter), [c["sentence"] for c in clips]
+    return instructions, chatter, clips
+
+
 # Issue 54's aim that the deployed model does not reach yet: it writes no step where its sentence model
 # finds none of the video's verbs likely enough (the instructions named in the failure). A rule that made
 # every imperative sentence a step was tried on the inner-validation videos and rejected: it lowered step
@@ -98,17 +106,13 @@ LOSES_INSTRUCTIONS = {"narration.txt", "stir_fry.txt", "bread.txt"}
     strict=True, reason="the deployed step model loses some instructions (issue 54, not reached)"))
     if s.name in LOSES_INSTRUCTIONS else s for s in sorted(LABELS)], ids=lambda p: p.name)
 def test_every_instruction_is_a_step(real_documents, source):
-    instructions, chatter = LABELS[source]
-    clips = real_documents[source]["clips"]
-    assert len(clips) == len(instructions) + len(chatter), [c["sentence"] for c in clips]
+    instructions, _, clips = labelled_clips(real_documents, source)
     lost = [clips[i]["sentence"] for i in instructions if not clips[i]["is_key"]]
     assert not lost, f"instructions that are no step: {lost}"
 
 
 @pytest.mark.parametrize("source", sorted(LABELS), ids=lambda p: p.name)
 def test_no_chatter_is_a_step(real_documents, source):
-    instructions, chatter = LABELS[source]
-    clips = real_documents[source]["clips"]
-    assert len(clips) == len(instructions) + len(chatter), [c["sentence"] for c in clips]
+    _, chatter, clips = labelled_clips(real_documents, source)
     chatty = [clips[i]["sentence"] for i in chatter if clips[i]["is_key"]]
     assert not chatty, f"chatter that is a step: {chatty}"
